@@ -1,0 +1,233 @@
+"""Every error sessionforest raises on purpose, in one hierarchy.
+
+    ForestError                      root: catch this to catch everything below
+    ├── SessionError                 the in-memory Session tree (yoagent parity)
+    │   ├── UnknownEntry             entry_id (and session_id in a store)
+    │   ├── UnknownCheckpoint        label (and session_id in a store)
+    │   ├── EmptySession             an operation needed a head and there is none
+    │   ├── DuplicateId              id: a JSONL file repeats an entry id
+    │   ├── UnknownParent            id, parent: a parent not seen on an earlier line
+    │   ├── JsonlParseError          line, reason: a line that is not a session entry
+    │   └── HistoryDiverged          index: append_new history does not extend the path
+    ├── StoreError                   the durable forest
+    │   ├── UnknownSession           session_id
+    │   ├── SessionExists            session_id: an import would overwrite a session
+    │   ├── ForeignEntry             entry_id belongs to another session
+    │   ├── HeadMoved                expect_head did not match: another writer moved it
+    │   ├── InvalidPayload           kind, field, reason
+    │   ├── UnknownKind              kind is not a kind the forest knows
+    │   ├── LegacyKind               kind is readable but no longer appendable
+    │   ├── DeltaRefused             kind ends in .delta: assemble before persisting
+    │   ├── UnsupportedSchemaVersion entry_id, version: fail closed on unknown versions
+    │   ├── SessionDamaged           session_id, reason: a traversal met a broken tree
+    │   │   └── SessionQuarantined   `check` found damage and fenced the session off
+    │   ├── InvalidArgument          argument, reason: a bad option value
+    │   ├── ImportRejected           path, line, reason (entry_id when known)
+    │   └── MigrationError           migration name, reason
+    └── BackendUnavailable           an optional dependency is missing: says what to install
+
+Every error carries the ids and line numbers a user needs as attributes, and
+its message names them. The CLI turns these into one line and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+
+class ForestError(Exception):
+    """Root of every error sessionforest raises on purpose."""
+
+
+# --- the in-memory Session tree -------------------------------------------------
+
+
+class SessionError(ForestError):
+    """An error from a session tree operation (in memory or in a store)."""
+
+
+class UnknownEntry(SessionError):
+    def __init__(self, entry_id: str, session_id: str | None = None) -> None:
+        self.entry_id = entry_id
+        self.session_id = session_id
+        where = f" in session {session_id}" if session_id else ""
+        super().__init__(f"unknown session entry: {entry_id}{where}")
+
+
+class UnknownCheckpoint(SessionError):
+    def __init__(self, label: str, session_id: str | None = None) -> None:
+        self.label = label
+        self.session_id = session_id
+        where = f" in session {session_id}" if session_id else ""
+        super().__init__(f"unknown checkpoint label: {label}{where}")
+
+
+class EmptySession(SessionError):
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id} is empty" if session_id else "session is empty")
+
+
+class DuplicateId(SessionError):
+    def __init__(self, id: str, line: int | None = None) -> None:
+        self.id = id
+        self.line = line
+        at = f" (line {line})" if line is not None else ""
+        super().__init__(f"duplicate session entry id: {id}{at}")
+
+
+class UnknownParent(SessionError):
+    def __init__(self, id: str, parent: str, line: int | None = None) -> None:
+        self.id = id
+        self.parent = parent
+        self.line = line
+        at = f" (line {line})" if line is not None else ""
+        super().__init__(f"entry {id} references unknown parent {parent}{at}")
+
+
+class JsonlParseError(SessionError):
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(f"failed to parse session line {line}: {reason}")
+
+
+class HistoryDiverged(SessionError):
+    def __init__(self, index: int) -> None:
+        self.index = index
+        super().__init__(
+            f"history diverged from the session path at index {index}: the agent's "
+            "messages no longer extend this branch (did compaction rewrite them?)"
+        )
+
+
+# --- the durable forest ---------------------------------------------------------
+
+
+class StoreError(ForestError):
+    """An error from the durable forest store."""
+
+
+class UnknownSession(StoreError):
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"unknown session: {session_id}")
+
+
+class SessionExists(StoreError):
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id} already exists in this store")
+
+
+class ForeignEntry(StoreError):
+    def __init__(self, entry_id: str, session_id: str, owner_session_id: str) -> None:
+        self.entry_id = entry_id
+        self.session_id = session_id
+        self.owner_session_id = owner_session_id
+        super().__init__(
+            f"entry {entry_id} belongs to session {owner_session_id}, not to session {session_id}"
+        )
+
+
+class HeadMoved(StoreError):
+    def __init__(self, session_id: str, expected: str | None, actual: str | None) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"head of session {session_id} moved: expected {expected}, found {actual}; "
+            "nothing was appended"
+        )
+
+
+class InvalidPayload(StoreError):
+    def __init__(self, kind: str, field: str, reason: str) -> None:
+        self.kind = kind
+        self.field = field
+        self.reason = reason
+        super().__init__(f"invalid {kind} payload: field '{field}' {reason}")
+
+
+class UnknownKind(StoreError):
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"unknown entry kind: {kind!r}")
+
+
+class LegacyKind(StoreError):
+    def __init__(self, kind: str, replacement: str | None) -> None:
+        self.kind = kind
+        self.replacement = replacement
+        instead = f"; append {replacement} instead" if replacement else ""
+        super().__init__(f"entry kind {kind!r} is legacy: readable but not appendable{instead}")
+
+
+class DeltaRefused(StoreError):
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(
+            f"refusing to persist {kind!r}: stream deltas must be assembled into a "
+            "durable entry by the adapter first"
+        )
+
+
+class UnsupportedSchemaVersion(StoreError):
+    def __init__(self, entry_id: str, version: int, session_id: str | None = None) -> None:
+        self.entry_id = entry_id
+        self.version = version
+        self.session_id = session_id
+        where = f" in session {session_id}" if session_id else ""
+        super().__init__(
+            f"entry {entry_id}{where} has semantic schema version {version}, which this "
+            "sessionforest cannot read (supported: 1, 2); refusing to return partial history"
+        )
+
+
+class SessionDamaged(StoreError):
+    def __init__(self, session_id: str, reason: str) -> None:
+        self.session_id = session_id
+        self.reason = reason
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"session {self.session_id} is damaged: {self.reason}; run `forest check`"
+
+
+class SessionQuarantined(SessionDamaged):
+    def _message(self) -> str:
+        return (
+            f"session {self.session_id} is quarantined by `forest check`: {self.reason}; "
+            "reads and appends are refused until it is repaired"
+        )
+
+
+class InvalidArgument(StoreError):
+    def __init__(self, argument: str, reason: str) -> None:
+        self.argument = argument
+        self.reason = reason
+        super().__init__(f"invalid {argument}: {reason}")
+
+
+class ImportRejected(StoreError):
+    def __init__(
+        self, path: str, line: int | None, reason: str, entry_id: str | None = None
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        self.entry_id = entry_id
+        at = f":{line}" if line is not None else ""
+        entry = f" (entry {entry_id})" if entry_id else ""
+        super().__init__(f"{path}{at}{entry}: {reason}; nothing was imported")
+
+
+class MigrationError(StoreError):
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"migration {name} failed: {reason}; the database was left as it was")
+
+
+class BackendUnavailable(ForestError):
+    def __init__(self, install: str) -> None:
+        self.install = install
+        super().__init__(f"this feature needs an optional dependency: {install}")

@@ -1,0 +1,1 @@
+"""The durable forest: the backend contract and its implementations."""

@@ -1,0 +1,513 @@
+"""The durable forest on SQLite: the embedded default backend.
+
+Writes go through one `BEGIN IMMEDIATE` transaction each (insert + head move
+are atomic and concurrent writers queue on the lock instead of deadlocking on
+an upgrade). Reads that walk a branch use one recursive query, never one query
+per parent, and fail closed on damage or unknown schema versions.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from ...errors import (
+    ForeignEntry,
+    HeadMoved,
+    InvalidArgument,
+    SessionDamaged,
+    SessionQuarantined,
+    UnknownCheckpoint,
+    UnknownEntry,
+    UnknownSession,
+    UnsupportedSchemaVersion,
+)
+from ...ids import Clock, iso, new_id, utc_now
+from ...kinds import upgrade, validate_payload
+from ...model import (
+    SUPPORTED_SCHEMA_VERSIONS,
+    CheckReport,
+    Entry,
+    Node,
+    SessionInfo,
+    SessionStatus,
+    SessionVisibility,
+    Visibility,
+)
+from . import integrity, migrations
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+
+DURABILITY = {
+    # WAL + NORMAL: a committed append survives any process crash (SIGKILL
+    # included); a power cut may lose the last few commits, never consistency.
+    "normal": "NORMAL",
+    # WAL + FULL: also survives power loss for every acknowledged commit, at
+    # the price of one fsync per append.
+    "full": "FULL",
+}
+
+ENTRY_COLUMNS = (
+    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
+    "context_visibility, created_at, stamp"
+)
+
+# One round trip gathers everything an append must check: the session (and
+# its quarantine), the head, the next sequence and the parent's owner.
+APPEND_STATE = """
+SELECT s.quarantine,
+       (SELECT active_entry_id FROM session_heads WHERE session_id = s.id),
+       (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
+       (SELECT session_id FROM session_entries WHERE id = :parent)
+FROM sessions s WHERE s.id = :sid
+"""
+
+INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+UPSERT_HEAD = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                      updated_at = excluded.updated_at
+"""
+
+# Carries every column through the recursion so each step is one primary-key
+# lookup. The depth bound (the session's entry count) turns a corrupt cycle
+# into a finite, detectable result instead of an endless query.
+ACTIVE_PATH = f"""
+WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
+    SELECT {ENTRY_COLUMNS}, 0 FROM session_entries
+    WHERE id = (SELECT active_entry_id FROM session_heads WHERE session_id = :sid)
+    UNION ALL
+    SELECT e.id, e.session_id, e.parent_entry_id, e.sequence, e.semantic_schema_version,
+           e.kind, e.payload, e.context_visibility, e.created_at, e.stamp, path.depth + 1
+    FROM session_entries e JOIN path ON e.id = path.parent_entry_id
+    WHERE path.depth < (SELECT MAX(sequence) FROM session_entries WHERE session_id = :sid)
+)
+SELECT {ENTRY_COLUMNS} FROM path ORDER BY depth DESC
+"""
+
+SESSION_ROW = """
+SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
+       COALESCE(h.updated_at, s.created_at), h.active_entry_id,
+       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine
+FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
+"""
+
+
+def default_path() -> Path:
+    """`FOREST_DB` if set, else `forest.db` in the user data directory."""
+    env = os.environ.get("FOREST_DB")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("sessionforest", appauthor=False)) / "forest.db"
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    version = row[4]
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise UnsupportedSchemaVersion(row[0], version, row[1])
+    kind, payload = upgrade(row[5], orjson.loads(row[6]), version)
+    stamp = row[9]
+    return Entry(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        kind,
+        payload,
+        row[7],
+        version,
+        row[8],
+        orjson.loads(stamp) if stamp is not None else None,
+    )
+
+
+def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
+    # Check every version before decoding anything: nothing partial comes back.
+    for row in rows:
+        if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
+            raise UnsupportedSchemaVersion(row[0], row[4], row[1])
+    return [_entry(row) for row in rows]
+
+
+class Forest:
+    """A store of sessions, each a tree of immutable entries with a movable head."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
+        self._conn = conn
+        self.path = path
+        self._clock = clock
+
+    # --- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        durability: str = "normal",
+        clock: Clock | None = None,
+        busy_timeout_ms: int = 30_000,
+    ) -> Forest:
+        """Open (creating and migrating if needed) the store at `path`.
+
+        `path=None` uses `FOREST_DB` or the user data directory. `durability`
+        is "normal" (WAL + synchronous=NORMAL) or "full" (WAL + FULL).
+        """
+        if durability not in DURABILITY:
+            raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
+        target = Path(path) if path is not None else default_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves so every write
+        # is exactly one explicit IMMEDIATE transaction.
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
+        migrations.migrate(conn)
+        return cls(conn, target, clock or utc_now)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Forest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _now(self) -> str:
+        return iso(self._clock())
+
+    # --- sessions ----------------------------------------------------------------
+
+    def create_session(
+        self,
+        title: str = "",
+        harness: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        session_id: str | None = None,
+        visibility: str = SessionVisibility.TOP_LEVEL,
+        created_at: str | None = None,
+    ) -> str:
+        if visibility not in SessionVisibility.__members__.values():
+            raise InvalidArgument("session visibility", f"{visibility!r}")
+        sid = session_id or new_id()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    sid,
+                    title,
+                    harness,
+                    os.fspath(cwd) if cwd is not None else None,
+                    created_at or self._now(),
+                    str(visibility),
+                ),
+            )
+        return sid
+
+    def session(self, session_id: str) -> SessionInfo:
+        row = self._conn.execute(SESSION_ROW + " WHERE s.id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise UnknownSession(session_id)
+        return SessionInfo(*row)
+
+    def sessions(self, *, include_hidden: bool = True) -> list[SessionInfo]:
+        where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
+        rows = self._conn.execute(SESSION_ROW + where + " ORDER BY s.created_at, s.id")
+        return [SessionInfo(*row) for row in rows]
+
+    def set_status(self, session_id: str, status: str) -> None:
+        if status not in SessionStatus.__members__.values():
+            raise InvalidArgument("status", f"expected active, ended or archived; got {status!r}")
+        with self._write() as conn:
+            if not conn.execute(
+                "UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)
+            ).rowcount:
+                raise UnknownSession(session_id)
+
+    def _readable(self, session_id: str) -> None:
+        row = self._conn.execute(
+            "SELECT quarantine FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownSession(session_id)
+        if row[0] is not None:
+            raise SessionQuarantined(session_id, row[0])
+
+    # --- writing -----------------------------------------------------------------
+
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        parent: str | None = None,
+        visibility: str | None = None,
+        expect_head: str | None | _Unset = UNSET,
+        created_at: str | None = None,
+        stamp: dict[str, Any] | None = None,
+    ) -> Entry:
+        """Append an entry as a child of `parent` (default: the head); the head moves to it.
+
+        Appending below anything but the head starts a new branch. With
+        `expect_head`, the append fails with HeadMoved (appending nothing) if
+        the head is not that entry (None: an empty session) at commit time.
+        """
+        spec = validate_payload(kind, payload)
+        if visibility is None:
+            visibility = spec.default_visibility
+        elif visibility not in Visibility.__members__.values():
+            raise InvalidArgument("context_visibility", f"expected context or hidden; got {visibility!r}")
+        body = orjson.dumps(payload).decode()
+        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+        entry_id = new_id()
+        now = self._now()
+        created = created_at or now
+        with self._write() as conn:
+            state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
+            if state is None:
+                raise UnknownSession(session_id)
+            quarantine, head, last, parent_owner = state
+            if quarantine is not None:
+                raise SessionQuarantined(session_id, quarantine)
+            if expect_head is not UNSET and expect_head != head:
+                raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
+            if parent is None:
+                parent = head
+            elif parent_owner is None:
+                raise UnknownEntry(parent, session_id)
+            elif parent_owner != session_id:
+                raise ForeignEntry(parent, session_id, parent_owner)
+            sequence = (last or 0) + 1
+            conn.execute(
+                INSERT_ENTRY,
+                (
+                    entry_id,
+                    session_id,
+                    parent,
+                    sequence,
+                    2,
+                    kind,
+                    body,
+                    str(visibility),
+                    created,
+                    stamp_text,
+                ),
+            )
+            conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
+        return Entry(
+            entry_id,
+            session_id,
+            parent,
+            sequence,
+            kind,
+            payload,
+            str(visibility),
+            2,
+            created,
+            stamp,
+        )
+
+    def move_head(
+        self, session_id: str, entry_id: str, *, expect_head: str | None | _Unset = UNSET
+    ) -> None:
+        """Point the session's head at `entry_id`. History and files are untouched."""
+        with self._write() as conn:
+            self._readable(session_id)
+            owner = conn.execute(
+                "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
+            ).fetchone()
+            if owner is None:
+                raise UnknownEntry(entry_id, session_id)
+            if owner[0] != session_id:
+                raise ForeignEntry(entry_id, session_id, owner[0])
+            if expect_head is not UNSET:
+                head = self.head(session_id)
+                if head != expect_head:
+                    raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
+            conn.execute(UPSERT_HEAD, (session_id, entry_id, self._now()))
+
+    def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry:
+        """Record a checkpoint entry labelling the current state (head moves onto it)."""
+        return self.append(
+            session_id, "checkpoint", {"label": label, "summary": summary or f"checkpoint {label}"}
+        )
+
+    def seek_checkpoint(self, session_id: str, label: str) -> Entry:
+        """Move the head to the most recent checkpoint with `label`; returns it."""
+        self._readable(session_id)
+        row = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+            "WHERE session_id = ? AND kind = 'checkpoint' AND json_extract(payload, '$.label') = ? "
+            "ORDER BY sequence DESC LIMIT 1",
+            (session_id, label),
+        ).fetchone()
+        if row is None:
+            raise UnknownCheckpoint(label, session_id)
+        entry = _entry(row)
+        self.move_head(session_id, entry.id)
+        return entry
+
+    # --- reading -----------------------------------------------------------------
+
+    def head(self, session_id: str) -> str | None:
+        self._readable(session_id)
+        row = self._conn.execute(
+            "SELECT active_entry_id FROM session_heads WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def entry(self, session_id: str, entry_id: str) -> Entry:
+        self._readable(session_id)
+        row = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownEntry(entry_id, session_id)
+        if row[1] != session_id:
+            raise ForeignEntry(entry_id, session_id, row[1])
+        return _entry(row)
+
+    def active_path(self, session_id: str) -> list[Entry]:
+        """Entries from the root to the head, in one query; fails closed on damage."""
+        self._readable(session_id)
+        rows = self._conn.execute(ACTIVE_PATH, {"sid": session_id}).fetchall()
+        head = self.head(session_id)
+        if head is not None and not rows:
+            raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
+        if rows:
+            root = rows[0]
+            if root[2] is not None:
+                if any(r[0] == root[2] for r in rows):
+                    raise SessionDamaged(session_id, f"cycle through entry {root[2]}")
+                raise SessionDamaged(
+                    session_id, f"entry {root[0]} names missing parent {root[2]}"
+                )
+            for row in rows:
+                if row[1] != session_id:
+                    raise SessionDamaged(
+                        session_id, f"entry {row[0]} on the active path belongs to {row[1]}"
+                    )
+        return _entries(rows)
+
+    def entries(self, session_id: str) -> list[Entry]:
+        """Every entry of the session, all branches, in insertion (sequence) order."""
+        self._readable(session_id)
+        rows = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? ORDER BY sequence",
+            (session_id,),
+        ).fetchall()
+        return _entries(rows)
+
+    def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
+        """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""
+        self._readable(session_id)
+        cursor = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? ORDER BY sequence",
+            (session_id,),
+        )
+        while rows := cursor.fetchmany(batch):
+            yield from _entries(rows)
+
+    def skeleton(self, session_id: str) -> list[Node]:
+        """The tree's shape (ids, parents, kinds; no payloads), in sequence order."""
+        self._readable(session_id)
+        rows = self._conn.execute(
+            "SELECT id, parent_entry_id, sequence, kind, context_visibility, "
+            "semantic_schema_version FROM session_entries WHERE session_id = ? ORDER BY sequence",
+            (session_id,),
+        ).fetchall()
+        unknown = {r[5] for r in rows} - SUPPORTED_SCHEMA_VERSIONS
+        if unknown:
+            bad = next(r for r in rows if r[5] in unknown)
+            raise UnsupportedSchemaVersion(bad[0], bad[5], session_id)
+        return [Node(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def children(self, session_id: str, entry_id: str) -> list[Entry]:
+        self.entry(session_id, entry_id)
+        rows = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+            "WHERE parent_entry_id = ? AND session_id = ? ORDER BY sequence",
+            (entry_id, session_id),
+        ).fetchall()
+        return _entries(rows)
+
+    def tips(self, session_id: str) -> list[Entry]:
+        """Every entry without children (one per branch), in insertion order."""
+        self._readable(session_id)
+        rows = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries e WHERE session_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM session_entries c WHERE c.parent_entry_id = e.id) "
+            "ORDER BY sequence",
+            (session_id,),
+        ).fetchall()
+        return _entries(rows)
+
+    def checkpoints(self, session_id: str) -> list[Entry]:
+        self._readable(session_id)
+        rows = self._conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+            "WHERE session_id = ? AND kind = 'checkpoint' ORDER BY sequence",
+            (session_id,),
+        ).fetchall()
+        return _entries(rows)
+
+    # --- integrity ---------------------------------------------------------------
+
+    def check(self, *, quarantine: bool = True) -> CheckReport:
+        """Find orphan and cross-session parents, cycles and invalid heads.
+
+        A damaged session is quarantined (reads and appends refuse it) without
+        touching any other session; a quarantined session found healthy again
+        is released.
+        """
+        report = integrity.scan(self._conn)
+        if quarantine:
+            with self._write() as conn:
+                integrity.apply_quarantine(conn, report)
+        return report
+
+    # --- native JSONL ------------------------------------------------------------
+
+    def export_jsonl(self, session_id: str, out: Any) -> int:
+        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+        from ...io import native
+
+        self._readable(session_id)
+        return native.export_session(self._conn, self.session(session_id), out)
+
+    def import_jsonl(self, path: str | os.PathLike[str]) -> str:
+        """Import one native JSONL session file; all or nothing. Returns the session id."""
+        from ...io import native
+
+        with self._write() as conn:
+            return native.import_session(conn, Path(path))

@@ -1,0 +1,271 @@
+"""Named, ordered schema migrations for the SQLite forest.
+
+Each migration runs in its own transaction and is recorded by name in
+`forest_migrations`; `PRAGMA user_version` mirrors how many have run, which is
+how databases from before names were recorded (the linear `agent_events` era,
+schema version 5) are recognised. Released migrations are never edited.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ...errors import MigrationError
+from ...ids import iso, utc_now
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def _run(conn: sqlite3.Connection, *statements: str) -> None:
+    for sql in statements:
+        conn.execute(sql)
+
+
+# --- the pre-forest history (schema versions 1-5) --------------------------------
+
+
+@migration
+def create_sessions(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            harness TEXT NOT NULL DEFAULT '',
+            cwd TEXT,
+            created_at TEXT NOT NULL
+        )""",
+    )
+
+
+@migration
+def create_agent_events(conn: sqlite3.Connection) -> None:
+    # The linear event log that came before the forest; converted and removed at 6.
+    _run(
+        conn,
+        """CREATE TABLE agent_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            event_type TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX agent_events_session ON agent_events(session_id, seq)",
+    )
+
+
+@migration
+def create_session_entries(conn: sqlite3.Connection) -> None:
+    # A rowid table (payloads can be large, so no WITHOUT ROWID); the unique
+    # (session_id, sequence) index both guards gap-free numbering and serves
+    # insertion-order reads; the parent index serves children and tips.
+    _run(
+        conn,
+        """CREATE TABLE session_entries (
+            id TEXT NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            parent_entry_id TEXT,
+            sequence INTEGER NOT NULL,
+            semantic_schema_version INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            context_visibility TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            stamp TEXT
+        )""",
+        "CREATE UNIQUE INDEX session_entries_sequence ON session_entries(session_id, sequence)",
+        "CREATE INDEX session_entries_parent ON session_entries(parent_entry_id)",
+    )
+
+
+@migration
+def create_session_heads(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        """CREATE TABLE session_heads (
+            session_id TEXT PRIMARY KEY,
+            active_entry_id TEXT,
+            updated_at TEXT NOT NULL
+        )""",
+    )
+
+
+@migration
+def entries_immutable(conn: sqlite3.Connection) -> None:
+    # History is append-only: moving a head is the only way to "rewind".
+    _run(
+        conn,
+        """CREATE TRIGGER session_entries_no_update BEFORE UPDATE ON session_entries
+        BEGIN
+            SELECT RAISE(ABORT, 'session_entries are immutable: an entry cannot be updated');
+        END""",
+        """CREATE TRIGGER session_entries_no_delete BEFORE DELETE ON session_entries
+        BEGIN
+            SELECT RAISE(ABORT, 'session_entries are immutable: an entry cannot be deleted');
+        END""",
+    )
+
+
+# --- schema version 6: the forest only -------------------------------------------
+
+# event_type -> (kind, context_visibility); payloads keep their v1 shape and are
+# upgraded on read (see kinds.upgrade).
+_LEGACY_EVENT_KINDS = {
+    "user_message": ("user.message", "context"),
+    "assistant_message": ("assistant.message", "context"),
+    "tool_call": ("tool.started", "hidden"),
+    "tool_result": ("tool.completed", "context"),
+    "status": ("session.status", "hidden"),
+}
+
+
+@migration
+def agent_events_to_forest(conn: sqlite3.Connection) -> None:
+    """Turn each session's linear agent_events into one forest chain, then drop the table.
+
+    One chain per session, parents in event order, head at the last event,
+    entries at semantic_schema_version 1. Nothing is discarded: unknown event
+    types become hidden provider notifications, unparsable payloads keep their
+    raw text, and events of sessions missing from `sessions` get a session row.
+    """
+    name = "agent_events_to_forest"
+    now = iso(utc_now())
+    sessions = [
+        row[0]
+        for row in conn.execute(
+            "SELECT session_id FROM agent_events GROUP BY session_id ORDER BY MIN(id)"
+        )
+    ]
+    for sid in sessions:
+        if conn.execute("SELECT 1 FROM session_entries WHERE session_id = ?", (sid,)).fetchone():
+            raise MigrationError(
+                name,
+                f"session {sid} has both agent_events and forest entries; "
+                "refusing to merge two histories",
+            )
+        conn.execute(
+            "INSERT OR IGNORE INTO sessions(id, title, harness, created_at) "
+            "SELECT ?, '(recovered legacy session)', '', MIN(created_at) "
+            "FROM agent_events WHERE session_id = ?",
+            (sid, sid),
+        )
+        parent: str | None = None
+        rows = conn.execute(
+            "SELECT id, seq, event_type, payload, created_at FROM agent_events "
+            "WHERE session_id = ? ORDER BY seq, id",
+            (sid,),
+        ).fetchall()
+        for sequence, (event_id, _seq, event_type, raw, created_at) in enumerate(rows, 1):
+            kind, visibility = _LEGACY_EVENT_KINDS.get(
+                event_type, ("provider.notification", "hidden")
+            )
+            try:
+                payload: Any = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                payload = None
+            if not isinstance(payload, dict):
+                payload = {"raw": raw}
+            if kind == "provider.notification":
+                payload = {"provider": "legacy", "event_type": event_type, **payload}
+            entry_id = f"legacy-{event_id}"
+            conn.execute(
+                "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+                "semantic_schema_version, kind, payload, context_visibility, created_at) "
+                "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                (
+                    entry_id,
+                    sid,
+                    parent,
+                    sequence,
+                    kind,
+                    orjson.dumps(payload).decode(),
+                    visibility,
+                    created_at,
+                ),
+            )
+            parent = entry_id
+        conn.execute(
+            "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+            "updated_at = excluded.updated_at",
+            (sid, parent, now),
+        )
+    conn.execute("DROP TABLE agent_events")
+
+
+@migration
+def session_status_visibility_quarantine(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        "ALTER TABLE sessions ADD COLUMN status TEXT NOT NULL DEFAULT 'active'",
+        "ALTER TABLE sessions ADD COLUMN visibility TEXT NOT NULL DEFAULT 'top-level'",
+        # Set by `check` when a session's tree is damaged; reads refuse it.
+        "ALTER TABLE sessions ADD COLUMN quarantine TEXT",
+    )
+
+
+def schema_version() -> int:
+    return len(MIGRATIONS)
+
+
+def applied(conn: sqlite3.Connection) -> set[str]:
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forest_migrations'"
+    ).fetchone()
+    if has_table:
+        return {row[0] for row in conn.execute("SELECT name FROM forest_migrations")}
+    # Databases from before migrations were recorded by name carry only a
+    # version number: the first N migrations describe their schema.
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    return {name for name, _ in MIGRATIONS[:version]}
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each in its own IMMEDIATE transaction.
+
+    Safe against concurrent openers: the pending set is re-read inside each
+    write transaction. Returns the names applied by this call.
+    """
+    ran: list[str] = []
+    if len(applied(conn)) == len(MIGRATIONS):
+        return ran
+    for position, (name, fn) in enumerate(MIGRATIONS, 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = applied(conn)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS forest_migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            if done and not conn.execute("SELECT 1 FROM forest_migrations").fetchone():
+                conn.executemany(
+                    "INSERT INTO forest_migrations(name, applied_at) VALUES (?, 'before names')",
+                    [(n,) for n in sorted(done)],
+                )
+            if name not in done:
+                fn(conn)
+                conn.execute(
+                    "INSERT INTO forest_migrations(name, applied_at) VALUES (?, ?)",
+                    (name, iso(utc_now())),
+                )
+                conn.execute(f"PRAGMA user_version = {position}")
+                ran.append(name)
+            conn.execute("COMMIT")
+        except MigrationError:
+            conn.execute("ROLLBACK")
+            raise
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise MigrationError(name, str(exc)) from exc
+    return ran
