@@ -35,7 +35,9 @@ def iso(moment: datetime) -> str:
     """RFC 3339 UTC with milliseconds: sortable as text, the form every row stores."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
 
 
 def parse_iso(text: str) -> datetime:

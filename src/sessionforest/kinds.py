@@ -229,7 +229,9 @@ KINDS: dict[str, KindSpec] = {
             "session.status",
             {
                 "status": (
-                    _one_of("running", "idle", "waiting", "completed", "stopped", "cancelled", "failed"),
+                    _one_of(
+                        "running", "idle", "waiting", "completed", "stopped", "cancelled", "failed"
+                    ),
                     True,
                 ),
                 "reason": (_str, False),

@@ -100,7 +100,7 @@ def _require(obj: dict[str, Any], key: str, kinds: tuple[type, ...], where: str)
     if key not in obj:
         raise ValueError(f"{where} is missing '{key}'")
     value = obj[key]
-    if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         names = "/".join("null" if k is type(None) else k.__name__ for k in kinds)
         raise ValueError(f"{where} field '{key}' must be {names}")
     return value
@@ -108,7 +108,7 @@ def _require(obj: dict[str, Any], key: str, kinds: tuple[type, ...], where: str)
 
 def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     if not isinstance(obj, dict) or obj.get("type") != "entry":
-        raise ValueError("expected an entry line ({\"type\": \"entry\", ...})")
+        raise ValueError('expected an entry line ({"type": "entry", ...})')
     eid = _require(obj, "id", (str,), "entry")
     if not eid:
         raise ValueError("entry id must not be empty")
@@ -187,7 +187,7 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
     try:
         header = orjson.loads(raw)
         if not isinstance(header, dict) or header.get("type") != "session":
-            raise ValueError("first line must be a session header ({\"type\": \"session\", ...})")
+            raise ValueError('first line must be a session header ({"type": "session", ...})')
         if header.get("format") != FORMAT:
             raise ValueError(f"format must be {FORMAT!r}, got {header.get('format')!r}")
         sid = _require(header, "id", (str,), "header")

@@ -98,6 +98,11 @@ WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
 SELECT {ENTRY_COLUMNS} FROM path ORDER BY depth DESC
 """
 
+HEAD_STATE = """
+SELECT s.quarantine, h.active_entry_id
+FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id WHERE s.id = ?
+"""
+
 SESSION_ROW = """
 SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
        COALESCE(h.updated_at, s.created_at), h.active_entry_id,
@@ -254,14 +259,14 @@ class Forest:
             ).rowcount:
                 raise UnknownSession(session_id)
 
-    def _readable(self, session_id: str) -> None:
-        row = self._conn.execute(
-            "SELECT quarantine FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
+    def _readable(self, session_id: str) -> str | None:
+        """The session's head; raises if the session is unknown or quarantined."""
+        row = self._conn.execute(HEAD_STATE, (session_id,)).fetchone()
         if row is None:
             raise UnknownSession(session_id)
         if row[0] is not None:
             raise SessionQuarantined(session_id, row[0])
+        return row[1]  # type: ignore[no-any-return]
 
     # --- writing -----------------------------------------------------------------
 
@@ -272,7 +277,7 @@ class Forest:
         payload: dict[str, Any],
         parent: str | None = None,
         visibility: str | None = None,
-        expect_head: str | None | _Unset = UNSET,
+        expect_head: str | _Unset | None = UNSET,
         created_at: str | None = None,
         stamp: dict[str, Any] | None = None,
     ) -> Entry:
@@ -286,7 +291,9 @@ class Forest:
         if visibility is None:
             visibility = spec.default_visibility
         elif visibility not in Visibility.__members__.values():
-            raise InvalidArgument("context_visibility", f"expected context or hidden; got {visibility!r}")
+            raise InvalidArgument(
+                "context_visibility", f"expected context or hidden; got {visibility!r}"
+            )
         body = orjson.dumps(payload).decode()
         stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
         entry_id = new_id()
@@ -338,11 +345,11 @@ class Forest:
         )
 
     def move_head(
-        self, session_id: str, entry_id: str, *, expect_head: str | None | _Unset = UNSET
+        self, session_id: str, entry_id: str, *, expect_head: str | _Unset | None = UNSET
     ) -> None:
         """Point the session's head at `entry_id`. History and files are untouched."""
         with self._write() as conn:
-            self._readable(session_id)
+            head = self._readable(session_id)
             owner = conn.execute(
                 "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
             ).fetchone()
@@ -350,10 +357,8 @@ class Forest:
                 raise UnknownEntry(entry_id, session_id)
             if owner[0] != session_id:
                 raise ForeignEntry(entry_id, session_id, owner[0])
-            if expect_head is not UNSET:
-                head = self.head(session_id)
-                if head != expect_head:
-                    raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
+            if expect_head is not UNSET and head != expect_head:
+                raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
             conn.execute(UPSERT_HEAD, (session_id, entry_id, self._now()))
 
     def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry:
@@ -380,11 +385,7 @@ class Forest:
     # --- reading -----------------------------------------------------------------
 
     def head(self, session_id: str) -> str | None:
-        self._readable(session_id)
-        row = self._conn.execute(
-            "SELECT active_entry_id FROM session_heads WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        return row[0] if row else None
+        return self._readable(session_id)
 
     def entry(self, session_id: str, entry_id: str) -> Entry:
         self._readable(session_id)
@@ -399,9 +400,8 @@ class Forest:
 
     def active_path(self, session_id: str) -> list[Entry]:
         """Entries from the root to the head, in one query; fails closed on damage."""
-        self._readable(session_id)
+        head = self._readable(session_id)
         rows = self._conn.execute(ACTIVE_PATH, {"sid": session_id}).fetchall()
-        head = self.head(session_id)
         if head is not None and not rows:
             raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
         if rows:
@@ -409,9 +409,7 @@ class Forest:
             if root[2] is not None:
                 if any(r[0] == root[2] for r in rows):
                     raise SessionDamaged(session_id, f"cycle through entry {root[2]}")
-                raise SessionDamaged(
-                    session_id, f"entry {root[0]} names missing parent {root[2]}"
-                )
+                raise SessionDamaged(session_id, f"entry {root[0]} names missing parent {root[2]}")
             for row in rows:
                 if row[1] != session_id:
                     raise SessionDamaged(

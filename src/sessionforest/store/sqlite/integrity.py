@@ -30,7 +30,7 @@ def _session_problems(
     sid: str, rows: list[tuple[str, str | None, int, str | None]]
 ) -> Iterable[Problem]:
     parents: dict[str, str | None] = {}
-    for expected, (entry_id, parent, sequence, parent_owner) in enumerate(rows, 1):
+    for expected, (entry_id, parent, sequence, _owner) in enumerate(rows, 1):
         parents[entry_id] = parent
         if sequence != expected:
             yield Problem(

@@ -1,0 +1,140 @@
+"""Native JSONL export/import: exact round trips; bad files rejected whole, with file and line."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from sessionforest import Forest, ImportRejected, SessionExists
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def exported(forest: Forest, sid: str) -> str:
+    out = io.StringIO()
+    forest.export_jsonl(sid, out)
+    return out.getvalue()
+
+
+def rows(path: Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        out: list[tuple[Any, ...]] = []
+        for table in ("sessions", "session_entries", "session_heads"):
+            out += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def branched(forest: Forest) -> str:
+    sid = forest.create_session(title="sqlite lock", harness="claude-code", cwd="/src/app")
+    root = forest.append(sid, "user.message", user("why is the db locked? 🔒"))
+    forest.append(
+        sid,
+        "assistant.message",
+        {"content": [{"type": "text", "text": "WAL"}], "model": "m", "usage": {"in": 3}},
+    )
+    forest.checkpoint(sid, "diagnosed", summary="found the lock")
+    forest.append(sid, "provider.notification", {"provider": "p", "event": {"n": 1.5}})
+    forest.move_head(sid, root.id)
+    forest.append(sid, "assistant.message", {"content": [{"type": "text", "text": "retry"}]})
+    forest.append(sid, "user.message", user("stamped"), stamp={"head": "abc", "dirty": "h"})
+    return sid
+
+
+def test_round_trip_is_exact(forest: Forest, branched: str, tmp_path: Path) -> None:
+    text = exported(forest, branched)
+    path = tmp_path / "s.jsonl"
+    path.write_text(text)
+    other = Forest.open(tmp_path / "other.db")
+    sid = other.import_jsonl(path)
+    assert sid == branched
+    assert exported(other, sid) == text
+    original, copy = forest.session(sid), other.session(sid)
+    assert (copy.title, copy.harness, copy.cwd, copy.head) == (
+        original.title,
+        original.harness,
+        original.cwd,
+        original.head,
+    )
+    assert [e.to_json() for e in other.entries(sid)] == [e.to_json() for e in forest.entries(sid)]
+    assert [c.payload["label"] for c in other.checkpoints(sid)] == ["diagnosed"]
+    assert other.check().ok
+    other.close()
+
+
+def test_importing_an_existing_session_is_refused(
+    forest: Forest, branched: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(exported(forest, branched))
+    with pytest.raises(SessionExists):
+        forest.import_jsonl(path)
+
+
+def _lines(forest: Forest, sid: str) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in exported(forest, sid).splitlines()]
+
+
+def _corrupt_cases(lines: list[dict[str, Any]]) -> list[tuple[str, list[str], int, str]]:
+    """(name, file lines, 1-based bad line, text the error must contain)."""
+    dumps = [orjson.dumps(o).decode() for o in lines]
+    bad_payload = dict(lines[1], payload={"content": []})
+    dup = dict(lines[3], id=lines[1]["id"], sequence=3)
+    forward = dict(lines[2], parent_id=lines[4]["id"])
+    gap = dict(lines[3], sequence=9)
+    future = dict(lines[2], semantic_schema_version=7)
+    cases = [
+        ("not json", [*dumps[:3], "{oops", *dumps[3:]], 4, "line"),
+        ("bad payload", [dumps[0], orjson.dumps(bad_payload).decode(), *dumps[2:]], 2, "content"),
+        ("duplicate id", [*dumps[:3], orjson.dumps(dup).decode()], 4, "repeats"),
+        ("forward parent", [*dumps[:2], orjson.dumps(forward).decode(), *dumps[3:]], 3, "precede"),
+        ("sequence gap", [*dumps[:3], orjson.dumps(gap).decode(), *dumps[4:]], 4, "sequence"),
+        ("future version", [*dumps[:2], orjson.dumps(future).decode(), *dumps[3:]], 3, "version"),
+        ("no header", dumps[1:], 1, "header"),
+    ]
+    return cases
+
+
+def test_bad_files_name_file_and_line_and_leave_the_store_unchanged(
+    forest: Forest, branched: str, tmp_path: Path
+) -> None:
+    lines = _lines(forest, branched)
+    lines[0]["id"] = "fresh-session"  # so SessionExists is not what fails
+    target = Forest.open(tmp_path / "target.db")
+    keep = target.create_session(title="already here")
+    target.append(keep, "user.message", user("precious"))
+    before = rows(target.path)
+    for name, file_lines, line, needle in _corrupt_cases(lines):
+        path = tmp_path / f"{name.replace(' ', '-')}.jsonl"
+        path.write_text("\n".join(file_lines) + "\n")
+        with pytest.raises(ImportRejected) as err:
+            target.import_jsonl(path)
+        assert err.value.path == str(path), name
+        assert err.value.line == line, (name, str(err.value))
+        assert needle in str(err.value), (name, str(err.value))
+        assert rows(target.path) == before, name
+    target.close()
+
+
+def test_an_id_already_in_the_store_is_rejected(
+    forest: Forest, branched: str, tmp_path: Path
+) -> None:
+    lines = _lines(forest, branched)
+    lines[0]["id"] = "another-session"
+    path = tmp_path / "clash.jsonl"
+    path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
+    before = rows(forest.path)
+    with pytest.raises(ImportRejected, match="already exists") as err:
+        forest.import_jsonl(path)
+    assert err.value.line == 2
+    assert rows(forest.path) == before

@@ -1,0 +1,245 @@
+"""The forest's tree semantics: append, branch, head, checkpoints, traversal."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from typing import Any
+
+import pytest
+
+from sessionforest import (
+    ForeignEntry,
+    Forest,
+    HeadMoved,
+    UnknownCheckpoint,
+    UnknownEntry,
+    UnknownSession,
+)
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "model": "test-model"}
+
+
+def dump(forest: Forest) -> list[tuple[Any, ...]]:
+    """Every row of every table, for 'the store is exactly as it was' checks."""
+    conn = sqlite3.connect(forest.path)
+    try:
+        rows: list[tuple[Any, ...]] = []
+        for table in ("sessions", "session_entries", "session_heads"):
+            rows += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")]
+        return rows
+    finally:
+        conn.close()
+
+
+def test_linear_chain(forest: Forest) -> None:
+    sid = forest.create_session(title="plan", harness="test")
+    a = forest.append(sid, "user.message", user("draft a plan"))
+    b = forest.append(sid, "assistant.message", assistant("here is a plan"))
+    assert (a.parent_id, b.parent_id) == (None, a.id)
+    assert (a.sequence, b.sequence) == (1, 2)
+    assert a.semantic_schema_version == 2
+    assert forest.head(sid) == b.id
+    assert [e.id for e in forest.active_path(sid)] == [a.id, b.id]
+    assert forest.entry(sid, b.id).payload == assistant("here is a plan")
+
+
+def test_append_after_move_head_branches_and_keeps_old_branch(forest: Forest) -> None:
+    sid = forest.create_session()
+    root = forest.append(sid, "user.message", user("q"))
+    old = forest.append(sid, "assistant.message", assistant("first answer"))
+    forest.move_head(sid, root.id)
+    assert forest.head(sid) == root.id
+    new = forest.append(sid, "assistant.message", assistant("second answer"))
+    assert new.parent_id == root.id
+    assert [e.id for e in forest.tips(sid)] == [old.id, new.id]
+    assert [e.id for e in forest.children(sid, root.id)] == [old.id, new.id]
+    assert [e.id for e in forest.active_path(sid)] == [root.id, new.id]
+    assert [e.id for e in forest.entries(sid)] == [root.id, old.id, new.id]
+
+
+def test_explicit_parent_appends_below_it_and_moves_head(forest: Forest) -> None:
+    sid = forest.create_session()
+    root = forest.append(sid, "user.message", user("q"))
+    forest.append(sid, "assistant.message", assistant("a"))
+    edit = forest.append(sid, "user.message", user("q, edited"), parent=None)
+    other = forest.append(sid, "assistant.message", assistant("b"), parent=root.id)
+    assert other.parent_id == root.id
+    assert forest.head(sid) == other.id
+    assert edit.parent_id != root.id
+
+
+def test_two_hundred_appends_with_rewinds_keep_sequence_gap_free(forest: Forest) -> None:
+    rng = random.Random(7)
+    sid = forest.create_session()
+    ids: list[str] = []
+    for i in range(200):
+        if ids and rng.random() < 0.2:
+            forest.move_head(sid, rng.choice(ids))
+        ids.append(forest.append(sid, "user.message", user(f"turn {i}")).id)
+    entries = forest.entries(sid)
+    assert [e.sequence for e in entries] == list(range(1, 201))
+    position = {e.id: e.sequence for e in entries}
+    assert all(e.parent_id is None or position[e.parent_id] < e.sequence for e in entries)
+    assert forest.check().ok
+
+
+def test_sequences_are_per_session(forest: Forest) -> None:
+    a, b = forest.create_session(), forest.create_session()
+    forest.append(a, "user.message", user("1"))
+    forest.append(b, "user.message", user("1"))
+    forest.append(a, "user.message", user("2"))
+    assert [e.sequence for e in forest.entries(a)] == [1, 2]
+    assert [e.sequence for e in forest.entries(b)] == [1]
+
+
+def test_unknown_and_foreign_parents_are_refused_and_store_unchanged(forest: Forest) -> None:
+    a, b = forest.create_session(), forest.create_session()
+    forest.append(a, "user.message", user("mine"))
+    theirs = forest.append(b, "user.message", user("theirs"))
+    before = dump(forest)
+    with pytest.raises(UnknownEntry) as unknown:
+        forest.append(a, "user.message", user("x"), parent="no-such-entry")
+    assert unknown.value.entry_id == "no-such-entry"
+    with pytest.raises(ForeignEntry) as foreign:
+        forest.append(a, "user.message", user("x"), parent=theirs.id)
+    assert (foreign.value.entry_id, foreign.value.owner_session_id) == (theirs.id, b)
+    with pytest.raises(ForeignEntry):
+        forest.move_head(a, theirs.id)
+    with pytest.raises(UnknownSession):
+        forest.append("no-such-session", "user.message", user("x"))
+    assert dump(forest) == before
+
+
+def test_expect_head_refuses_when_the_head_moved(forest: Forest) -> None:
+    sid = forest.create_session()
+    first = forest.append(sid, "user.message", user("q"), expect_head=None)
+    seen = forest.head(sid)
+    forest.append(sid, "assistant.message", assistant("another writer"))
+    before = dump(forest)
+    with pytest.raises(HeadMoved) as moved:
+        forest.append(sid, "user.message", user("stale"), expect_head=seen)
+    assert moved.value.expected == first.id
+    assert moved.value.actual == forest.head(sid)
+    assert dump(forest) == before
+    ok = forest.append(sid, "user.message", user("fresh"), expect_head=forest.head(sid))
+    assert forest.head(sid) == ok.id
+
+
+def test_checkpoints_are_entries_and_latest_label_wins(forest: Forest) -> None:
+    sid = forest.create_session()
+    forest.append(sid, "user.message", user("q"))
+    first = forest.checkpoint(sid, "draft", summary="first draft")
+    assert first.kind == "checkpoint"
+    assert first.payload == {"label": "draft", "summary": "first draft"}
+    assert first.context_visibility == "hidden"
+    forest.append(sid, "assistant.message", assistant("more"))
+    second = forest.checkpoint(sid, "draft")
+    forest.append(sid, "user.message", user("later"))
+    found = forest.seek_checkpoint(sid, "draft")
+    assert found.id == second.id
+    assert forest.head(sid) == second.id
+    branch = forest.append(sid, "user.message", user("from the checkpoint"))
+    assert branch.parent_id == second.id
+    assert [c.id for c in forest.checkpoints(sid)] == [first.id, second.id]
+    with pytest.raises(UnknownCheckpoint) as missing:
+        forest.seek_checkpoint(sid, "nope")
+    assert missing.value.label == "nope"
+
+
+def test_navigation_never_mutates_entries(forest: Forest) -> None:
+    sid = forest.create_session()
+    ids = [forest.append(sid, "user.message", user(str(i))).id for i in range(5)]
+    forest.checkpoint(sid, "end")
+    conn = sqlite3.connect(forest.path)
+    before = conn.execute("SELECT * FROM session_entries ORDER BY sequence").fetchall()
+    for target in (ids[0], ids[3], ids[1]):
+        forest.move_head(sid, target)
+    forest.seek_checkpoint(sid, "end")
+    forest.active_path(sid)
+    forest.tips(sid)
+    after = conn.execute("SELECT * FROM session_entries ORDER BY sequence").fetchall()
+    conn.close()
+    assert before == after
+
+
+def test_entries_are_immutable_at_the_database_level(forest: Forest) -> None:
+    sid = forest.create_session()
+    entry = forest.append(sid, "user.message", user("keep me"))
+    conn = sqlite3.connect(forest.path)
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        conn.execute("UPDATE session_entries SET payload = '{}' WHERE id = ?", (entry.id,))
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        conn.execute("DELETE FROM session_entries WHERE id = ?", (entry.id,))
+    conn.close()
+    assert forest.entry(sid, entry.id).payload == user("keep me")
+
+
+def test_ten_thousand_deep_branch_loads_in_one_query(forest: Forest) -> None:
+    sid = forest.create_session()
+    parent = None
+    conn = sqlite3.connect(forest.path)
+    rows = []
+    for i in range(1, 10_001):
+        rows.append((f"d{i}", sid, parent, i, 2, "user.message", '{"content":[]}', "context", "t"))
+        parent = f"d{i}"
+    conn.executemany(
+        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+        "semantic_schema_version, kind, payload, context_visibility, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.execute("INSERT INTO session_heads VALUES (?, 'd10000', 't')", (sid,))
+    conn.commit()
+    conn.close()
+    statements: list[str] = []
+    forest._conn.set_trace_callback(statements.append)
+    path = forest.active_path(sid)
+    forest._conn.set_trace_callback(None)
+    assert len(path) == 10_000
+    assert path[0].id == "d1" and path[-1].id == "d10000"
+    # One recursive query for the path, plus constant bookkeeping: never one per parent.
+    assert len(statements) <= 3
+    assert len(forest.skeleton(sid)) == 10_000
+
+
+def test_skeleton_has_shape_without_payloads(forest: Forest) -> None:
+    sid = forest.create_session()
+    a = forest.append(sid, "user.message", user("q"))
+    b = forest.append(sid, "assistant.message", assistant("a"))
+    nodes = forest.skeleton(sid)
+    assert [(n.id, n.parent_id, n.sequence, n.kind) for n in nodes] == [
+        (a.id, None, 1, "user.message"),
+        (b.id, a.id, 2, "assistant.message"),
+    ]
+    assert not hasattr(nodes[0], "payload")
+
+
+def test_created_at_is_kept_for_importers(forest: Forest) -> None:
+    sid = forest.create_session()
+    entry = forest.append(sid, "user.message", user("old"), created_at="2024-03-01T10:00:00.000Z")
+    assert forest.entry(sid, entry.id).created_at == "2024-03-01T10:00:00.000Z"
+
+
+def test_session_listing_and_status(forest: Forest) -> None:
+    sid = forest.create_session(title="t", harness="claude-code", cwd="/tmp/x")
+    forest.append(sid, "user.message", user("q"))
+    info = forest.session(sid)
+    assert (info.title, info.harness, info.cwd, info.status, info.entry_count) == (
+        "t",
+        "claude-code",
+        "/tmp/x",
+        "active",
+        1,
+    )
+    forest.set_status(sid, "ended")
+    assert forest.session(sid).status == "ended"
+    hidden = forest.create_session(title="worker", visibility="hidden")
+    assert [s.id for s in forest.sessions(include_hidden=False)] == [sid]
+    assert {s.id for s in forest.sessions()} == {sid, hidden}
