@@ -22,6 +22,7 @@
     │   ├── SessionDamaged           session_id, reason: a traversal met a broken tree
     │   │   └── SessionQuarantined   `check` found damage and fenced the session off
     │   ├── InvalidArgument          argument, reason: a bad option value
+    │   ├── StoreBusy                path: other writers held the store past the timeout
     │   ├── ImportRejected           path, line, reason (entry_id when known)
     │   └── MigrationError           migration name, reason
     └── BackendUnavailable           an optional dependency is missing: says what to install
@@ -205,6 +206,13 @@ class InvalidArgument(StoreError):
         self.argument = argument
         self.reason = reason
         super().__init__(f"invalid {argument}: {reason}")
+
+
+class StoreBusy(StoreError):
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"store {path} is busy: {reason}; nothing was written")
 
 
 class ImportRejected(StoreError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from ...errors import (
     InvalidArgument,
     SessionDamaged,
     SessionQuarantined,
+    StoreBusy,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownSession,
@@ -121,6 +123,22 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("sessionforest", appauthor=False)) / "forest.db"
 
 
+def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
+    """Switch to WAL, waiting out other connections.
+
+    Changing the journal mode needs the database to itself and SQLite reports
+    SQLITE_BUSY at once rather than through the busy handler, so retry here.
+    """
+    deadline = time.monotonic() + timeout_s
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _entry(row: tuple[Any, ...]) -> Entry:
     version = row[4]
     if version not in SUPPORTED_SCHEMA_VERSIONS:
@@ -180,10 +198,19 @@ class Forest:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so every write
         # is exactly one explicit IMMEDIATE transaction.
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
-        migrations.migrate(conn)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            # Migrate before switching to WAL: a refused migration then leaves
+            # the file exactly as it was, journal mode included.
+            migrations.migrate(conn)
+            _enable_wal(conn, busy_timeout_ms / 1000)
+            conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise StoreBusy(str(target), str(exc)) from exc
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, target, clock or utc_now)
 
     def close(self) -> None:
@@ -198,7 +225,10 @@ class Forest:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreBusy(str(self.path), str(exc)) from exc
         try:
             yield conn
         except BaseException:

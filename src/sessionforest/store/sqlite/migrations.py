@@ -175,7 +175,8 @@ def agent_events_to_forest(conn: sqlite3.Connection) -> None:
             except orjson.JSONDecodeError:
                 payload = None
             if not isinstance(payload, dict):
-                payload = {"raw": raw}
+                # Unreadable: keep the text, but never as something a model would see.
+                kind, visibility, payload = "provider.notification", "hidden", {"raw": raw}
             if kind == "provider.notification":
                 payload = {"provider": "legacy", "event_type": event_type, **payload}
             entry_id = f"legacy-{event_id}"
@@ -231,6 +232,18 @@ def applied(conn: sqlite3.Connection) -> set[str]:
     return {name for name, _ in MIGRATIONS[:version]}
 
 
+def _record_legacy_names(conn: sqlite3.Connection, done: set[str]) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS forest_migrations "
+        "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    if done and not conn.execute("SELECT 1 FROM forest_migrations").fetchone():
+        conn.executemany(
+            "INSERT INTO forest_migrations(name, applied_at) VALUES (?, 'before names')",
+            [(n,) for n, _ in MIGRATIONS if n in done],
+        )
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply every pending migration, each in its own IMMEDIATE transaction.
 
@@ -244,16 +257,10 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             done = applied(conn)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS forest_migrations "
-                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            if done and not conn.execute("SELECT 1 FROM forest_migrations").fetchone():
-                conn.executemany(
-                    "INSERT INTO forest_migrations(name, applied_at) VALUES (?, 'before names')",
-                    [(n,) for n in sorted(done)],
-                )
             if name not in done:
+                # Recording names starts inside the first migration's own
+                # transaction, so a refused migration leaves no trace at all.
+                _record_legacy_names(conn, done)
                 fn(conn)
                 conn.execute(
                     "INSERT INTO forest_migrations(name, applied_at) VALUES (?, ?)",
