@@ -1,0 +1,58 @@
+"""The public surface: a curated __all__ and one error hierarchy."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+import sessionforest
+from sessionforest import errors
+from sessionforest.store.sqlite import default_path
+
+
+def test_all_is_curated_sorted_and_importable() -> None:
+    assert sessionforest.__all__ == sorted(sessionforest.__all__)
+    for name in sessionforest.__all__:
+        assert getattr(sessionforest, name) is not None
+
+
+def test_every_error_derives_from_forest_error_and_is_exported() -> None:
+    classes = [
+        obj
+        for _, obj in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(obj, Exception) and obj.__module__ == errors.__name__
+    ]
+    assert len(classes) > 20
+    for cls in classes:
+        assert issubclass(cls, sessionforest.ForestError), cls
+        assert cls.__name__ in sessionforest.__all__, cls
+        # The hierarchy drawn in the module docstring names every class.
+        assert cls.__name__ in (errors.__doc__ or ""), cls
+
+
+def test_session_errors_sit_under_session_error() -> None:
+    for name in (
+        "UnknownEntry",
+        "UnknownCheckpoint",
+        "EmptySession",
+        "DuplicateId",
+        "UnknownParent",
+        "JsonlParseError",
+        "HistoryDiverged",
+    ):
+        assert issubclass(getattr(sessionforest, name), sessionforest.SessionError)
+
+
+def test_forest_db_overrides_the_default_location(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FOREST_DB", str(tmp_path / "custom.db"))
+    assert default_path() == tmp_path / "custom.db"
+    with sessionforest.Forest.open() as forest:
+        assert forest.path == tmp_path / "custom.db"
+    assert (tmp_path / "custom.db").exists()
+    monkeypatch.delenv("FOREST_DB")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "sessionforest" / "forest.db"
