@@ -23,6 +23,7 @@
     │   │   └── SessionQuarantined   `check` found damage and fenced the session off
     │   ├── InvalidArgument          argument, reason: a bad option value
     │   ├── StoreBusy                path: other writers held the store past the timeout
+    │   ├── StoreUnreadable          path: not a database, or a path that cannot hold one
     │   ├── ImportRejected           path, line, reason (entry_id when known)
     │   └── MigrationError           migration name, reason
     └── BackendUnavailable           an optional dependency is missing: says what to install
@@ -213,6 +214,13 @@ class StoreBusy(StoreError):
         self.path = path
         self.reason = reason
         super().__init__(f"store {path} is busy: {reason}; nothing was written")
+
+
+class StoreUnreadable(StoreError):
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot open store {path}: {reason}")
 
 
 class ImportRejected(StoreError):

@@ -243,3 +243,22 @@ def test_session_listing_and_status(forest: Forest) -> None:
     hidden = forest.create_session(title="worker", visibility="hidden")
     assert [s.id for s in forest.sessions(include_hidden=False)] == [sid]
     assert {s.id for s in forest.sessions()} == {sid, hidden}
+
+
+def test_unopenable_paths_raise_store_errors(tmp_path: Any) -> None:
+    from sessionforest import StoreUnreadable
+
+    garbage = tmp_path / "not-a-db"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreUnreadable) as err:
+        Forest.open(garbage)
+    assert err.value.path == str(garbage)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreUnreadable):
+        Forest.open(blocker / "sub" / "forest.db")
+
+
+def test_sessions_list_in_creation_order(forest: Forest) -> None:
+    made = [forest.create_session(title=str(i)) for i in range(30)]
+    assert [s.id for s in forest.sessions()] == made

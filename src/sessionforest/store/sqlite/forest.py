@@ -25,6 +25,7 @@ from ...errors import (
     SessionDamaged,
     SessionQuarantined,
     StoreBusy,
+    StoreUnreadable,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownSession,
@@ -194,10 +195,13 @@ class Forest:
         if durability not in DURABILITY:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
         target = Path(path) if path is not None else default_path()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves so every write
-        # is exactly one explicit IMMEDIATE transaction.
-        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves so every
+            # write is exactly one explicit IMMEDIATE transaction.
+            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnreadable(str(target), str(exc)) from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             # Migrate before switching to WAL: a refused migration then leaves
@@ -207,7 +211,12 @@ class Forest:
             conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
         except sqlite3.OperationalError as exc:
             conn.close()
-            raise StoreBusy(str(target), str(exc)) from exc
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreBusy(str(target), str(exc)) from exc
+            raise StoreUnreadable(str(target), str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreUnreadable(str(target), str(exc)) from exc
         except BaseException:
             conn.close()
             raise
@@ -277,7 +286,8 @@ class Forest:
 
     def sessions(self, *, include_hidden: bool = True) -> list[SessionInfo]:
         where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
-        rows = self._conn.execute(SESSION_ROW + where + " ORDER BY s.created_at, s.id")
+        # rowid order is creation order, even within one millisecond.
+        rows = self._conn.execute(SESSION_ROW + where + " ORDER BY s.rowid")
         return [SessionInfo(*row) for row in rows]
 
     def set_status(self, session_id: str, status: str) -> None:

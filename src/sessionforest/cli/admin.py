@@ -1,0 +1,92 @@
+"""Store-wide commands: `forest check` (integrity) and `forest demo` (a sample forest).
+
+`demo` never writes into the user's store: without `--db` it rebuilds a
+throwaway `demo.db` beside the default store path.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+
+from ..demo import build_demo
+from ..store.sqlite import default_path
+from .common import State, emit_json, json_option, pass_state
+from .entries import draw_tree, print_log
+
+# SQLite keeps a store in up to three files; a stale -wal beside a fresh
+# database would be replayed into it.
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+@click.command()
+@click.option(
+    "--quarantine/--no-quarantine",
+    default=True,
+    help="Fence off damaged sessions (the default) or only report them.",
+)
+@json_option
+@pass_state
+@click.pass_context
+def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> None:
+    """Check every session's tree; exit 1 if any problem was found."""
+    report = state.forest.check(quarantine=quarantine)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        found = f"{len(report.problems)} problem(s)" if report.problems else "ok"
+        click.echo(
+            f"checked {report.sessions_checked} sessions, {report.entries_checked} entries: {found}"
+        )
+        for problem in report.problems:
+            entry = f" entry {problem.entry_id}" if problem.entry_id else ""
+            click.echo(f"  session {problem.session_id}{entry}: {problem.code}: {problem.detail}")
+        if report.quarantined:
+            click.echo("quarantined: " + ", ".join(report.quarantined))
+    if not report.ok:
+        ctx.exit(1)
+
+
+def demo_path() -> Path:
+    """`demo.db` beside the default store; refuses to be the default store itself."""
+    store = default_path()
+    target = store.parent / "demo.db"
+    if target.resolve() == store.resolve():
+        raise click.ClickException(
+            f"your store is {store}, the demo's default path; pass --db to put the demo elsewhere"
+        )
+    return target
+
+
+@click.command()
+@click.option(
+    "--db",
+    "demo_db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Add the demo session to this store (default: a fresh demo.db).",
+)
+@pass_state
+def demo(state: State, demo_db: Path | None) -> None:
+    """Build a sample session with branches and a checkpoint, then draw it.
+
+    With no --db the demo goes into a fresh demo.db next to the default store,
+    replacing an older one; an explicit --db store is added to, never cleared.
+    """
+    target = demo_db or state.db
+    if target is None:
+        target = demo_path()
+        for suffix in STORE_SUFFIXES:
+            target.with_name(target.name + suffix).unlink(missing_ok=True)
+    store = State(target)
+    try:
+        sid = build_demo(store.forest)
+        click.echo(f"Built demo session {sid} in {target}\n")
+        draw_tree(store.forest, sid)
+        click.echo("\nActive path (root -> head):")
+        print_log(store.forest, sid)
+    finally:
+        store.close()
+    db = shlex.quote(str(target))
+    click.echo(f"\nExplore further: forest --db {db} tree {sid}   (or: log, tips, seek, export)")

@@ -1,0 +1,79 @@
+"""What every command module shares: the lazily opened store, `--json` output, entry refs.
+
+Kept apart from `main.py` so command modules can import it without importing
+the group that imports them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from ..errors import UnknownEntry
+from ..store.sqlite import Forest
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class State:
+    """The global options; the store opens on first use so `demo` and `--help` never touch it."""
+
+    db: Path | None
+    _forest: Forest | None = field(default=None, repr=False)
+
+    @property
+    def forest(self) -> Forest:
+        if self._forest is None:
+            try:
+                self._forest = Forest.open(self.db)
+            except (OSError, sqlite3.Error) as exc:
+                where = self.db if self.db is not None else "the default store"
+                raise click.ClickException(f"cannot open {where}: {exc}") from exc
+        return self._forest
+
+    def close(self) -> None:
+        if self._forest is not None:
+            self._forest.close()
+            self._forest = None
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def json_option(fn: F) -> F:
+    """The `--json` flag, passed to the command as `as_json`."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON document instead of text."
+    )(fn)
+
+
+def emit_json(value: Any) -> None:
+    """Write `value` as one compact JSON document (plus newline) to stdout."""
+    click.echo(orjson.dumps(value).decode())
+
+
+def resolve_entry(forest: Forest, session_id: str, ref: str) -> str:
+    """An entry id from `ref`: an id, or a sequence number as printed by `log` and `tree`.
+
+    An id made only of digits (possible in imported files) wins over a sequence
+    number, so every existing id stays addressable.
+    """
+    if not ref.isdigit():
+        return ref
+    sequence = int(ref)
+    by_sequence = None
+    for node in forest.skeleton(session_id):
+        if node.id == ref:
+            return ref
+        if node.sequence == sequence:
+            by_sequence = node.id
+    if by_sequence is None:
+        raise UnknownEntry(ref, session_id)
+    return by_sequence

@@ -1,0 +1,270 @@
+"""Entry commands: append, seek, checkpoint, seek-checkpoint, log, tree and tips.
+
+Writes print the id they produced; reads draw through `render.py` so the
+terminal shows what the server shows. Wherever an entry is named, its
+sequence number (as printed by `log` and `tree`) works as well as its id.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+import orjson
+
+from ..kinds import spec_for_append
+from ..model import Node, Visibility
+from ..render import describe, label_of, preview, render_log, tree_lines
+from ..store.sqlite import Forest
+from .common import State, emit_json, json_option, pass_state, resolve_entry
+
+
+def _content(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+# The payload `--text T` stands for, per kind; other kinds need `--payload`.
+TEXT_FORMS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "user.message": _content,
+    "assistant.message": _content,
+    "system.message": _content,
+    "checkpoint": lambda text: {"label": text, "summary": text},
+    "compaction": lambda text: {"summary": text},
+    "branch.summary": lambda text: {"summary": text},
+}
+
+ENTRY_REF = "an entry id, or its sequence number as shown by `log` and `tree`"
+
+
+def build_payload(kind: str, text: str | None, payload_json: str | None) -> Any:
+    """The payload for `append`; the store still validates it against the kind."""
+    if (text is None) == (payload_json is None):
+        raise click.UsageError("pass exactly one of --text or --payload")
+    # Unknown, legacy and delta kinds fail here, before any --text advice.
+    spec_for_append(kind)
+    if text is not None:
+        form = TEXT_FORMS.get(kind)
+        if form is None:
+            raise click.UsageError(
+                f"kind {kind} has no --text form; pass its payload with --payload JSON"
+            )
+        return form(text)
+    assert payload_json is not None
+    raw = sys.stdin.read() if payload_json == "-" else payload_json
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="'--payload'") from exc
+
+
+def _expected(forest: Forest, sid: str, ref: str) -> str | None:
+    # An empty value is how a shell says "the session has no entries yet".
+    return resolve_entry(forest, sid, ref) if ref else None
+
+
+def _styled(text: str, *, bold: bool = False, dim: bool = False) -> str:
+    # None, not False: click turns bold=False into an "intensity off" code that
+    # would also cancel a dim or bold set in the same call.
+    return click.style(text, bold=bold or None, dim=dim or None, reset=bold or dim)
+
+
+def _echo_id(entry_id: str, as_json: bool) -> None:
+    if as_json:
+        emit_json({"id": entry_id})
+    else:
+        click.echo(entry_id)
+
+
+expect_head_option = click.option(
+    "--expect-head",
+    metavar="ENTRY",
+    help="Fail (exit 4, nothing written) unless the head is ENTRY; '' means an empty session.",
+)
+
+
+@click.command()
+@click.argument("session")
+@click.option("--kind", "-k", required=True, help="Entry kind, e.g. user.message.")
+@click.option("--text", "-t", help="Text; builds the natural payload of message/summary kinds.")
+@click.option(
+    "--payload", "-p", "payload_json", metavar="JSON", help="The payload as JSON ('-': stdin)."
+)
+@click.option("--parent", metavar="ENTRY", help=f"Parent entry (default: the head); {ENTRY_REF}.")
+@click.option(
+    "--visibility",
+    type=click.Choice([v.value for v in Visibility]),
+    help="Context visibility (default: the kind's).",
+)
+@expect_head_option
+@json_option
+@pass_state
+def append(
+    state: State,
+    session: str,
+    kind: str,
+    text: str | None,
+    payload_json: str | None,
+    parent: str | None,
+    visibility: str | None,
+    expect_head: str | None,
+    as_json: bool,
+) -> None:
+    """Append an entry below the head (or --parent) and move the head to it."""
+    payload = build_payload(kind, text, payload_json)
+    forest = state.forest
+    parent_id = resolve_entry(forest, session, parent) if parent is not None else None
+    if expect_head is None:
+        entry = forest.append(session, kind, payload, parent_id, visibility)
+    else:
+        expected = _expected(forest, session, expect_head)
+        entry = forest.append(session, kind, payload, parent_id, visibility, expected)
+    _echo_id(entry.id, as_json)
+
+
+@click.command()
+@click.argument("session")
+@click.argument("entry")
+@expect_head_option
+@json_option
+@pass_state
+def seek(state: State, session: str, entry: str, expect_head: str | None, as_json: bool) -> None:
+    """Move the head to ENTRY (an id or a sequence number); history is untouched."""
+    forest = state.forest
+    entry_id = resolve_entry(forest, session, entry)
+    if expect_head is None:
+        forest.move_head(session, entry_id)
+    else:
+        forest.move_head(session, entry_id, expect_head=_expected(forest, session, expect_head))
+    _echo_id(entry_id, as_json)
+
+
+@click.command()
+@click.argument("session")
+@click.argument("label")
+@click.option("--summary", "-s", help="What the checkpoint captures (default: 'checkpoint LABEL').")
+@json_option
+@pass_state
+def checkpoint(state: State, session: str, label: str, summary: str | None, as_json: bool) -> None:
+    """Label the current state with a checkpoint entry; prints its id."""
+    _echo_id(state.forest.checkpoint(session, label, summary).id, as_json)
+
+
+@click.command("seek-checkpoint")
+@click.argument("session")
+@click.argument("label")
+@json_option
+@pass_state
+def seek_checkpoint(state: State, session: str, label: str, as_json: bool) -> None:
+    """Move the head to the latest checkpoint named LABEL; prints its id."""
+    _echo_id(state.forest.seek_checkpoint(session, label).id, as_json)
+
+
+def print_log(forest: Forest, session: str) -> None:
+    """The active path, root to head, one line per entry (hidden entries dimmed)."""
+    path = forest.active_path(session)
+    if not path:
+        click.echo("(no entries)")
+    for entry, line in zip(path, render_log(path), strict=True):
+        hidden = entry.context_visibility == Visibility.HIDDEN
+        click.echo(_styled(line, dim=hidden))
+
+
+@click.command()
+@click.argument("session")
+@json_option
+@pass_state
+def log(state: State, session: str, as_json: bool) -> None:
+    """Show the active path from the root to the head."""
+    if as_json:
+        emit_json([entry.to_json() for entry in state.forest.active_path(session)])
+    else:
+        print_log(state.forest, session)
+
+
+def draw_tree(forest: Forest, session: str) -> None:
+    """Draw every branch; the active path in bold, the head marked."""
+    # The path first: entries are append-only, so the later full read holds all of it.
+    path = forest.active_path(session)
+    nodes: list[Node] = []
+    labels: dict[str, str] = {}
+    previews: dict[str, str] = {}
+    for entry in forest.iter_entries(session):
+        nodes.append(
+            Node(entry.id, entry.parent_id, entry.sequence, entry.kind, entry.context_visibility)
+        )
+        previews[entry.id] = preview(describe(entry.kind, entry.payload), 50)
+        label = label_of(entry)
+        if label is not None:
+            labels[entry.id] = label
+    head = path[-1].id if path else None
+    lines = tree_lines(nodes, {e.id for e in path}, head, labels, previews)
+    if not lines:
+        click.echo("(no entries)")
+    for line in lines:
+        click.echo(_styled(line.text, bold=line.active, dim=line.hidden and not line.active))
+
+
+def tree_json(forest: Forest, session: str) -> dict[str, Any]:
+    """The `tree --json` document: the skeleton plus head, active path, tips and labels."""
+    # Read order matters: each read is contained in the next (entries are
+    # append-only), so every id named below is also a node.
+    checkpoints = forest.checkpoints(session)
+    path = [entry.id for entry in forest.active_path(session)]
+    nodes = forest.skeleton(session)
+    known = {node.id for node in nodes}
+    parents = {node.parent_id for node in nodes}
+    active = set(path)
+    return {
+        "head": path[-1] if path else None,
+        "active_path": path,
+        "tips": [node.id for node in nodes if node.id not in parents],
+        "checkpoints": [
+            {"id": entry.id, "label": label_of(entry)} for entry in checkpoints if entry.id in known
+        ],
+        "nodes": [
+            {
+                "id": node.id,
+                "parent_id": node.parent_id,
+                "sequence": node.sequence,
+                "kind": node.kind,
+                "context_visibility": node.context_visibility,
+                "active": node.id in active,
+            }
+            for node in nodes
+        ],
+    }
+
+
+@click.command()
+@click.argument("session")
+@json_option
+@pass_state
+def tree(state: State, session: str, as_json: bool) -> None:
+    """Draw the whole tree: every branch, the active one marked with '*'."""
+    if as_json:
+        emit_json(tree_json(state.forest, session))
+    else:
+        draw_tree(state.forest, session)
+
+
+@click.command()
+@click.argument("session")
+@json_option
+@pass_state
+def tips(state: State, session: str, as_json: bool) -> None:
+    """List the tip of every branch (entries without children)."""
+    forest = state.forest
+    found = forest.tips(session)
+    head = forest.head(session)
+    if as_json:
+        emit_json([{**entry.to_json(), "active": entry.id == head} for entry in found])
+        return
+    for entry in found:
+        mark = "*" if entry.id == head else " "
+        line = f"{mark} {entry.id}  {entry.sequence}  {entry.kind}  "
+        line += preview(describe(entry.kind, entry.payload), 50)
+        if entry.id == head:
+            line += "  <- head"
+        click.echo(_styled(line, bold=entry.id == head))

@@ -1,0 +1,73 @@
+"""Session commands: `forest new` creates a session, `forest sessions` lists them.
+
+The listing is plain aligned columns rather than a rich table: rich cuts ids
+(the thing users copy) to fit the terminal, and a pipe gets no box drawing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from ..model import SessionInfo
+from .common import State, emit_json, json_option, pass_state
+
+COLUMNS = ("ID", "STATUS", "ENTRIES", "UPDATED", "HARNESS", "TITLE")
+
+
+def _row(info: SessionInfo) -> tuple[str, ...]:
+    status = "quarantined" if info.quarantine is not None else info.status
+    return (info.id, status, str(info.entry_count), info.updated_at, info.harness, info.title)
+
+
+def plain_table(infos: Sequence[SessionInfo]) -> list[str]:
+    """Space-aligned columns; the title comes last so it never needs cutting."""
+    rows = [COLUMNS, *(_row(info) for info in infos)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    return [
+        "  ".join(
+            [*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]
+        ).rstrip()
+        for row in rows
+    ]
+
+
+@click.command()
+@click.option("--title", default="", help="A human title for the session.")
+@click.option("--harness", default="", help="The agent harness that drives it (display only).")
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, resolve_path=True, path_type=Path),
+    help="The working directory the session belongs to.",
+)
+@json_option
+@pass_state
+def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool) -> None:
+    """Create an empty session and print its id."""
+    sid = state.forest.create_session(title, harness, cwd)
+    if as_json:
+        emit_json({"id": sid})
+    else:
+        click.echo(sid)
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="Include hidden (worker) sessions.")
+@json_option
+@pass_state
+def sessions(state: State, show_all: bool, as_json: bool) -> None:
+    """List sessions, oldest first."""
+    infos = state.forest.sessions(include_hidden=show_all)
+    if as_json:
+        emit_json([info.to_json() for info in infos])
+    elif not infos:
+        click.echo(
+            "no sessions yet: `forest new` creates one, `forest demo` builds a sample", err=True
+        )
+    else:
+        header, *rows = plain_table(infos)
+        click.echo(click.style(header, bold=True))  # plain when piped: click strips styles
+        for line in rows:
+            click.echo(line)

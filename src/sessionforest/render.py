@@ -1,0 +1,171 @@
+"""Plain-text drawings of a session: the whole tree and the active path.
+
+Pure functions over skeleton nodes and entries (no store, no terminal styles)
+so the CLI and the server draw the same picture. Everything is iterative: a
+10,000-entry chain draws without recursion and at one indentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .kinds import text_of
+from .model import Entry, Node, Visibility
+
+BRANCH = "├── "
+LAST = "└── "
+PIPE = "│   "
+SPACE = "    "
+ELIDED = "⋯   "  # stands for indentation levels cut off by `max_levels`
+HEAD_MARK = "<- head"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeLine:
+    """One drawn node; the flags let a caller style the text without parsing it."""
+
+    text: str
+    node_id: str
+    active: bool
+    head: bool
+    hidden: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Indent:
+    # A linked list instead of a string: a deep comb of branch points would
+    # otherwise copy an ever longer prefix onto every stack frame.
+    up: _Indent | None
+    segment: str
+
+
+def preview(text: str, width: int = 60) -> str:
+    """`text` on one line (whitespace collapsed), cut to `width` characters with `…`."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def describe(kind: str, payload: dict[str, Any]) -> str:
+    """Display text for an entry: `text_of`, plus the call of a tool.started (it has no text)."""
+    if kind == "tool.started":
+        args = payload.get("input")
+        return f"{payload.get('name', '')} {orjson.dumps(args).decode() if args else ''}".strip()
+    return text_of(payload)
+
+
+def _indent_text(indent: _Indent | None, max_levels: int) -> str:
+    parts: list[str] = []
+    while indent is not None and len(parts) < max_levels:
+        parts.append(indent.segment)
+        indent = indent.up
+    text = "".join(reversed(parts))
+    return ELIDED + text if indent is not None else text
+
+
+def _push(
+    stack: list[tuple[Node, _Indent | None, str]], children: Sequence[Node], indent: _Indent | None
+) -> None:
+    if len(children) == 1:
+        # A chain of single children stays in the parent's column.
+        stack.append((children[0], indent, ""))
+        return
+    last = len(children) - 1
+    # Pushed in reverse so the earliest child pops (and is drawn) first.
+    for i in range(last, -1, -1):
+        stack.append((children[i], indent, LAST if i == last else BRANCH))
+
+
+def tree_lines(
+    nodes: Sequence[Node],
+    active: Collection[str],
+    head: str | None,
+    labels: Mapping[str, str],
+    previews: Mapping[str, str],
+    *,
+    max_levels: int = 24,
+) -> list[TreeLine]:
+    """Draw the whole tree, one line per node, children in sequence order.
+
+    Only branch points indent (with `├── `/`└── ` and `│   `/`    ` under them);
+    active entries start with `* `, the head ends with `<- head`, checkpoints
+    show `[label]`. Indentation deeper than `max_levels` branch points is
+    elided with `⋯` so a comb-shaped tree stays readable. Nodes whose parent is
+    missing are drawn as extra roots; nodes caught in a cycle cannot be reached.
+    """
+    ids = {node.id for node in nodes}
+    by_parent: dict[str | None, list[Node]] = {}
+    for node in sorted(nodes, key=lambda n: n.sequence):
+        parent = node.parent_id if node.parent_id in ids else None
+        by_parent.setdefault(parent, []).append(node)
+    stack: list[tuple[Node, _Indent | None, str]] = []
+    _push(stack, by_parent.get(None, []), None)
+    lines: list[TreeLine] = []
+    while stack:
+        node, indent, connector = stack.pop()
+        is_active = node.id in active
+        is_head = node.id == head
+        body = f"{node.sequence} {node.kind}"
+        if node.id in labels:
+            body += f" [{labels[node.id]}]"
+        if previews.get(node.id):
+            body += f"  {previews[node.id]}"
+        if is_head:
+            body += f"  {HEAD_MARK}"
+        marker = "* " if is_active else "  "
+        lines.append(
+            TreeLine(
+                marker + _indent_text(indent, max_levels) + connector + body,
+                node.id,
+                is_active,
+                is_head,
+                node.context_visibility == Visibility.HIDDEN,
+            )
+        )
+        children = by_parent.get(node.id)
+        if children:
+            if connector == BRANCH:
+                indent = _Indent(indent, PIPE)
+            elif connector == LAST:
+                indent = _Indent(indent, SPACE)
+            _push(stack, children, indent)
+    return lines
+
+
+def render_tree(
+    nodes: Sequence[Node],
+    active: Collection[str],
+    head: str | None,
+    labels: Mapping[str, str],
+    previews: Mapping[str, str],
+    *,
+    max_levels: int = 24,
+) -> list[str]:
+    """`tree_lines` as plain strings."""
+    drawn = tree_lines(nodes, active, head, labels, previews, max_levels=max_levels)
+    return [line.text for line in drawn]
+
+
+def label_of(entry: Entry) -> str | None:
+    """The checkpoint label of `entry`, if it is a checkpoint."""
+    label = entry.payload.get("label") if entry.kind == "checkpoint" else None
+    return label if isinstance(label, str) else None
+
+
+def render_log(entries: Sequence[Entry], width: int = 72) -> list[str]:
+    """One line per entry: sequence number, kind, `[label]` for checkpoints, a preview."""
+    if not entries:
+        return []
+    seq_width = max(len(str(e.sequence)) for e in entries)
+    kind_width = max(len(e.kind) for e in entries)
+    lines = []
+    for entry in entries:
+        label = label_of(entry)
+        text = preview(describe(entry.kind, entry.payload), width)
+        tail = f"[{label}] {text}" if label is not None else text
+        line = f"{entry.sequence:>{seq_width}}  {entry.kind:<{kind_width}}  {tail}"
+        lines.append(line.rstrip())
+    return lines

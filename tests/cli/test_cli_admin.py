@@ -1,0 +1,132 @@
+"""`forest check` exit codes and quarantine, and `forest demo` with and without --db.
+
+Damage is injected with plain SQL, behind the store's back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sessionforest.demo import CHECKPOINT, build_demo
+from sessionforest.store.sqlite import Forest as Store
+
+if TYPE_CHECKING:
+    from conftest import ForestCli
+
+
+def _orphan(db: Path, sid: str) -> None:
+    """Damage `sid` behind the store's back: an entry whose parent does not exist."""
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+            "semantic_schema_version, kind, payload, context_visibility, created_at) "
+            "VALUES ('orphan', ?, 'missing', 6, 2, 'user.message', "
+            "'{\"content\": []}', 'context', '2025-01-01T00:00:00.000Z')",
+            (sid,),
+        )
+    conn.close()
+
+
+def test_check_on_a_healthy_store_exits_0(forest: ForestCli, branched: dict[str, str]) -> None:
+    assert forest.ok("check").strip() == "checked 1 sessions, 5 entries: ok"
+    report = forest.json("check")
+    assert report["ok"] is True
+    assert (report["sessions_checked"], report["entries_checked"]) == (1, 5)
+
+
+def test_check_finds_damage_exits_1_and_quarantines(
+    forest: ForestCli, branched: dict[str, str]
+) -> None:
+    sid = branched["session"]
+    _orphan(forest.db, sid)
+    result = forest.run("check")
+    assert result.exit_code == 1
+    assert "1 problem(s)" in result.stdout
+    assert "entry orphan: orphan-parent" in result.stdout
+    assert f"quarantined: {sid}" in result.stdout
+    assert "quarantined" in forest.fail(1, "log", sid)
+    assert forest.json("sessions")[0]["quarantine"] is not None
+    assert forest.ok("sessions").splitlines()[1].split()[:2] == [sid, "quarantined"]
+
+
+def test_check_json_and_no_quarantine(forest: ForestCli, branched: dict[str, str]) -> None:
+    sid = branched["session"]
+    _orphan(forest.db, sid)
+    result = forest.run("check", "--json", "--no-quarantine")
+    assert result.exit_code == 1
+    assert '"ok":false' in result.stdout
+    assert '"code":"orphan-parent"' in result.stdout
+    assert forest.json("sessions")[0]["quarantine"] is None
+
+
+def test_demo_into_an_explicit_db_has_two_tips_and_a_checkpoint(
+    forest: ForestCli, tmp_path: Path
+) -> None:
+    target = tmp_path / "mine.db"
+    out = forest.run("demo", "--db", str(target), db=False)
+    assert out.exit_code == 0, out.stderr
+    sid = out.stdout.strip().splitlines()[-1].split(" tree ")[1].split()[0]
+    assert f"forest --db {target} tree {sid}" in out.stdout
+    assert "├── " in out.stdout
+    assert "<- head" in out.stdout
+    assert f"[{CHECKPOINT}]" in out.stdout
+    assert "Active path" in out.stdout
+    forest.db = target
+    doc = forest.json("tree", sid)
+    assert len(doc["tips"]) >= 2
+    assert [c["label"] for c in doc["checkpoints"]] == [CHECKPOINT]
+    assert not (tmp_path / "forest.db").exists()  # the global default was never opened
+
+
+def test_demo_uses_the_global_db_and_adds_to_it(forest: ForestCli) -> None:
+    forest.ok("new", "--title", "mine")
+    forest.ok("demo")
+    titles = [s["title"] for s in forest.json("sessions")]
+    assert titles[0] == "mine"  # an explicit store is added to, never cleared
+    assert len(titles) == 2
+
+
+def test_demo_without_db_rebuilds_demo_db_beside_the_default_store(
+    isolated_home: Path, forest: ForestCli
+) -> None:
+    assert not isolated_home.exists()  # no data dir yet: demo must create it
+    for _ in range(2):
+        result = forest.run("demo", db=False)
+        assert result.exit_code == 0, result.stderr
+    demo_db = isolated_home / "demo.db"
+    assert str(demo_db) in result.stdout
+    assert not (isolated_home / "forest.db").exists()
+    with Store.open(demo_db) as store:
+        assert len(store.sessions()) == 1  # the second run replaced the first
+
+
+def test_demo_refuses_to_replace_a_store_named_demo_db(
+    forest: ForestCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "demo.db"
+    monkeypatch.setenv("FOREST_DB", str(real))
+    with Store.open(real) as store:
+        sid = store.create_session("precious")
+    result = forest.run("demo", db=False)
+    assert result.exit_code == 1
+    assert "pass --db" in result.stderr
+    with Store.open(real) as store:
+        assert [s.id for s in store.sessions()] == [sid]
+
+
+def test_build_demo_shape(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "d.db") as store:
+        sid = build_demo(store)
+        tips = store.tips(sid)
+        path = store.active_path(sid)
+        kinds = [e.kind for e in store.entries(sid)]
+    assert len(tips) == 2
+    assert path[-1].id == tips[-1].id  # the head is on the second branch
+    assert [e.kind for e in path].count("checkpoint") == 1
+    assert "tool.started" in kinds and "tool.completed" in kinds
+    started = next(e for e in path if e.kind == "tool.started")
+    assert started.context_visibility == "hidden"
