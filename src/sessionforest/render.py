@@ -54,6 +54,8 @@ def describe(kind: str, payload: dict[str, Any]) -> str:
     if kind == "tool.started":
         args = payload.get("input")
         return f"{payload.get('name', '')} {orjson.dumps(args).decode() if args else ''}".strip()
+    if kind == "checkpoint" and payload.get("summary") == payload.get("label"):
+        return ""  # the label is already shown as [label]
     return text_of(payload)
 
 

@@ -187,7 +187,7 @@ def test_checkpoint_prints_its_id_and_seek_checkpoint_takes_the_latest(
     assert forest.json("seek-checkpoint", sid, "start") == {"id": again}
     path = forest.json("log", sid)
     assert path[-1]["id"] == again
-    assert path[-1]["payload"] == {"label": "start", "summary": "checkpoint start"}
+    assert path[-1]["payload"] == {"label": "start", "summary": "start"}
 
 
 def test_expect_head_on_append(forest: ForestCli, session: str) -> None:

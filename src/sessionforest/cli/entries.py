@@ -143,7 +143,7 @@ def seek(state: State, session: str, entry: str, expect_head: str | None, as_jso
 @click.command()
 @click.argument("session")
 @click.argument("label")
-@click.option("--summary", "-s", help="What the checkpoint captures (default: 'checkpoint LABEL').")
+@click.option("--summary", "-s", help="What the checkpoint captures (default: the label).")
 @json_option
 @pass_state
 def checkpoint(state: State, session: str, label: str, summary: str | None, as_json: bool) -> None:

@@ -403,9 +403,7 @@ class Forest:
 
     def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry:
         """Record a checkpoint entry labelling the current state (head moves onto it)."""
-        return self.append(
-            session_id, "checkpoint", {"label": label, "summary": summary or f"checkpoint {label}"}
-        )
+        return self.append(session_id, "checkpoint", {"label": label, "summary": summary or label})
 
     def seek_checkpoint(self, session_id: str, label: str) -> Entry:
         """Move the head to the most recent checkpoint with `label`; returns it."""
