@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 # New writes use v2; v1 (the shape written before the forest, e.g. by the
 # agent_events migration) is upgraded on read; anything else fails closed.
@@ -35,20 +37,129 @@ class SessionVisibility(StrEnum):
     HIDDEN = "hidden"  # worker and internal sessions: navigable, never listed at top level
 
 
-@dataclass(frozen=True, slots=True)
 class Entry:
-    """One immutable node of a session's conversation tree."""
+    """One immutable node of a session's conversation tree.
 
-    id: str
-    session_id: str
-    parent_id: str | None
-    sequence: int
-    kind: str
-    payload: dict[str, Any]
-    context_visibility: str
-    semantic_schema_version: int
-    created_at: str
-    stamp: dict[str, Any] | None = None
+    Not a dataclass: branch walks build thousands of these, so an entry just
+    wraps its stored row (one slot write) and decodes the payload and stamp
+    JSON, upgrading v1 payloads and legacy kinds, on first access. Attributes
+    cannot be set or deleted.
+    """
+
+    # _row: (id, session_id, parent_id, sequence, semantic_schema_version,
+    #        stored kind, payload JSON, context_visibility, created_at, stamp JSON)
+    __slots__ = ("_payload", "_row", "_stamp")
+
+    _row: tuple[Any, ...]
+    _payload: dict[str, Any]
+    _stamp: dict[str, Any] | None
+
+    def __init__(
+        self,
+        id: str,
+        session_id: str,
+        parent_id: str | None,
+        sequence: int,
+        kind: str,
+        payload: dict[str, Any],
+        context_visibility: str,
+        semantic_schema_version: int,
+        created_at: str,
+        stamp: dict[str, Any] | None = None,
+    ) -> None:
+        row = (id, session_id, parent_id, sequence, semantic_schema_version, kind, None,
+               context_visibility, created_at, None)  # fmt: skip
+        _set_row(self, row)
+        _set_payload(self, payload)
+        _set_stamp(self, stamp)
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Entry:
+        """Wrap a stored row; extra trailing columns (such as a depth) are ignored."""
+        entry = _new(cls)
+        _set_row(entry, row)
+        return entry
+
+    @property
+    def id(self) -> str:
+        return self._row[0]  # type: ignore[no-any-return]
+
+    @property
+    def session_id(self) -> str:
+        return self._row[1]  # type: ignore[no-any-return]
+
+    @property
+    def parent_id(self) -> str | None:
+        return self._row[2]  # type: ignore[no-any-return]
+
+    @property
+    def sequence(self) -> int:
+        return self._row[3]  # type: ignore[no-any-return]
+
+    @property
+    def semantic_schema_version(self) -> int:
+        return self._row[4]  # type: ignore[no-any-return]
+
+    @property
+    def context_visibility(self) -> str:
+        return self._row[7]  # type: ignore[no-any-return]
+
+    @property
+    def created_at(self) -> str:
+        return self._row[8]  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> str:
+        from .kinds import LEGACY_KINDS
+
+        stored: str = self._row[5]
+        return LEGACY_KINDS.get(stored, stored)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        try:
+            return self._payload
+        except AttributeError:
+            pass
+        row = self._row
+        payload = orjson.loads(row[6])
+        if row[4] == 1 or self.kind != row[5]:
+            from .kinds import upgrade
+
+            payload = upgrade(row[5], payload, row[4])[1]
+        _set_payload(self, payload)
+        return payload  # type: ignore[no-any-return]
+
+    @property
+    def stamp(self) -> dict[str, Any] | None:
+        try:
+            return self._stamp
+        except AttributeError:
+            pass
+        raw = self._row[9]
+        stamp = orjson.loads(raw) if raw is not None else None
+        _set_stamp(self, stamp)
+        return stamp
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Entry is immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Entry is immutable: cannot delete {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash((self._row[1], self._row[0]))
+
+    def __repr__(self) -> str:
+        return (
+            f"Entry(id={self.id!r}, session_id={self.session_id!r}, parent_id={self.parent_id!r}, "
+            f"sequence={self.sequence}, kind={self.kind!r}, payload={self.payload!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON shape used by the CLI and the server."""
@@ -66,8 +177,14 @@ class Entry:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+# Slot descriptors' __set__ bypasses Entry.__setattr__, which refuses writes.
+_new = object.__new__
+_set_row = Entry.__dict__["_row"].__set__
+_set_payload = Entry.__dict__["_payload"].__set__
+_set_stamp = Entry.__dict__["_stamp"].__set__
+
+
+class Node(NamedTuple):
     """A skeleton node: the tree shape without payloads, cheap to load in bulk."""
 
     id: str
@@ -75,6 +192,7 @@ class Node:
     sequence: int
     kind: str
     context_visibility: str
+    semantic_schema_version: int
 
 
 @dataclass(frozen=True, slots=True)

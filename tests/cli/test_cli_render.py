@@ -19,7 +19,7 @@ from sessionforest.render import (
 
 
 def node(id: str, parent: str | None, seq: int, kind: str = "user.message") -> Node:
-    return Node(id, parent, seq, kind, "context")
+    return Node(id, parent, seq, kind, "context", 2)
 
 
 def chain(n: int) -> list[Node]:
@@ -55,7 +55,7 @@ def test_a_branch_point_indents_only_its_children() -> None:
 
 
 def test_lines_carry_flags_for_styling() -> None:
-    nodes = [node("a", None, 1), Node("b", "a", 2, "tool.started", "hidden"), node("c", "a", 3)]
+    nodes = [node("a", None, 1), Node("b", "a", 2, "tool.started", "hidden", 2), node("c", "a", 3)]
     drawn = tree_lines(nodes, {"a", "c"}, "c", {}, {})
     assert [(ln.node_id, ln.active, ln.head, ln.hidden) for ln in drawn] == [
         ("a", True, False, False),

@@ -262,3 +262,15 @@ def test_unopenable_paths_raise_store_errors(tmp_path: Any) -> None:
 def test_sessions_list_in_creation_order(forest: Forest) -> None:
     made = [forest.create_session(title=str(i)) for i in range(30)]
     assert [s.id for s in forest.sessions()] == made
+
+
+def test_entries_are_immutable_values(forest: Forest) -> None:
+    sid = forest.create_session()
+    entry = forest.append(sid, "user.message", user("q"))
+    loaded = forest.entry(sid, entry.id)
+    assert loaded == entry and hash(loaded) == hash(entry)
+    with pytest.raises(AttributeError, match="immutable"):
+        loaded.kind = "assistant.message"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del loaded.payload
+    assert forest.entry(sid, entry.id).kind == "user.message"

@@ -192,7 +192,14 @@ def draw_tree(forest: Forest, session: str) -> None:
     previews: dict[str, str] = {}
     for entry in forest.iter_entries(session):
         nodes.append(
-            Node(entry.id, entry.parent_id, entry.sequence, entry.kind, entry.context_visibility)
+            Node(
+                entry.id,
+                entry.parent_id,
+                entry.sequence,
+                entry.kind,
+                entry.context_visibility,
+                entry.semantic_schema_version,
+            )
         )
         previews[entry.id] = preview(describe(entry.kind, entry.payload), 50)
         label = label_of(entry)

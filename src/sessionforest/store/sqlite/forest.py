@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,7 +33,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...ids import Clock, iso, new_id, utc_now
-from ...kinds import upgrade, validate_payload
+from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
     CheckReport,
@@ -68,7 +69,9 @@ ENTRY_COLUMNS = (
 )
 
 # One round trip gathers everything an append must check: the session (and
-# its quarantine), the head, the next sequence and the parent's owner.
+# its quarantine), the head, the next sequence and the parent's owner. (An
+# INSERT ... SELECT doing the checks in place measured slower: SQLite
+# materialises a SELECT that reads the table being inserted into.)
 APPEND_STATE = """
 SELECT s.quarantine,
        (SELECT active_entry_id FROM session_heads WHERE session_id = s.id),
@@ -87,7 +90,9 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
 
 # Carries every column through the recursion so each step is one primary-key
 # lookup. The depth bound (the session's entry count) turns a corrupt cycle
-# into a finite, detectable result instead of an endless query.
+# into a finite, detectable result instead of an endless query. No ORDER BY:
+# the recursion queue is FIFO, so rows come head-first and Python reverses
+# them (checked via the depth column) instead of SQLite sorting them.
 ACTIVE_PATH = f"""
 WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
     SELECT {ENTRY_COLUMNS}, 0 FROM session_entries
@@ -98,7 +103,7 @@ WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
     FROM session_entries e JOIN path ON e.id = path.parent_entry_id
     WHERE path.depth < (SELECT MAX(sequence) FROM session_entries WHERE session_id = :sid)
 )
-SELECT {ENTRY_COLUMNS} FROM path ORDER BY depth DESC
+SELECT {ENTRY_COLUMNS}, depth FROM path
 """
 
 HEAD_STATE = """
@@ -144,28 +149,15 @@ def _entry(row: tuple[Any, ...]) -> Entry:
     version = row[4]
     if version not in SUPPORTED_SCHEMA_VERSIONS:
         raise UnsupportedSchemaVersion(row[0], version, row[1])
-    kind, payload = upgrade(row[5], orjson.loads(row[6]), version)
-    stamp = row[9]
-    return Entry(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        kind,
-        payload,
-        row[7],
-        version,
-        row[8],
-        orjson.loads(stamp) if stamp is not None else None,
-    )
+    return Entry.from_row(row)
 
 
 def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
-    # Check every version before decoding anything: nothing partial comes back.
+    # Check every version before building anything: nothing partial comes back.
     for row in rows:
         if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
             raise UnsupportedSchemaVersion(row[0], row[4], row[1])
-    return [_entry(row) for row in rows]
+    return list(map(Entry.from_row, rows))
 
 
 class Forest:
@@ -173,6 +165,7 @@ class Forest:
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
         self._conn = conn
+        self._cursor = conn.cursor()
         self.path = path
         self._clock = clock
 
@@ -334,12 +327,18 @@ class Forest:
             raise InvalidArgument(
                 "context_visibility", f"expected context or hidden; got {visibility!r}"
             )
+        entry_id, vis, now = new_id(), str(visibility), self._now()
+        created = created_at or now
         body = orjson.dumps(payload).decode()
         stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
-        entry_id = new_id()
-        now = self._now()
-        created = created_at or now
-        with self._write() as conn:
+        # Inlined transaction on one reused cursor (not self._write()): this
+        # is the hottest path, and every avoided allocation shows.
+        conn = self._cursor
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreBusy(str(self.path), str(exc)) from exc
+        try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             if state is None:
                 raise UnknownSession(session_id)
@@ -357,32 +356,14 @@ class Forest:
             sequence = (last or 0) + 1
             conn.execute(
                 INSERT_ENTRY,
-                (
-                    entry_id,
-                    session_id,
-                    parent,
-                    sequence,
-                    2,
-                    kind,
-                    body,
-                    str(visibility),
-                    created,
-                    stamp_text,
-                ),
+                (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
             )
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
-        return Entry(
-            entry_id,
-            session_id,
-            parent,
-            sequence,
-            kind,
-            payload,
-            str(visibility),
-            2,
-            created,
-            stamp,
-        )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
 
     def move_head(
         self, session_id: str, entry_id: str, *, expect_head: str | _Unset | None = UNSET
@@ -440,6 +421,10 @@ class Forest:
         """Entries from the root to the head, in one query; fails closed on damage."""
         head = self._readable(session_id)
         rows = self._conn.execute(ACTIVE_PATH, {"sid": session_id}).fetchall()
+        if rows and rows[0][10] == 0 and rows[-1][10] == len(rows) - 1:
+            rows.reverse()  # the FIFO recursion yielded head first
+        else:
+            rows.sort(key=itemgetter(10), reverse=True)
         if head is not None and not rows:
             raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
         if rows:
@@ -486,7 +471,7 @@ class Forest:
         if unknown:
             bad = next(r for r in rows if r[5] in unknown)
             raise UnsupportedSchemaVersion(bad[0], bad[5], session_id)
-        return [Node(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+        return list(map(Node._make, rows))
 
     def children(self, session_id: str, entry_id: str) -> list[Entry]:
         self.entry(session_id, entry_id)

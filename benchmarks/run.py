@@ -1,0 +1,89 @@
+"""Run the storage benchmarks and rewrite docs/benchmarks.md.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--only NAME[,NAME...]]
+
+Each workload compares the library with a raw sqlite3 floor measured in the
+same run (see harness.py); `--quick` uses smaller sizes to check the harness.
+Scratch stores live in benchmarks/.work/ and are deleted at the end. Exits 1
+when any workload misses its target, so CI can tell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import bench_append
+import bench_import
+import bench_path
+import bench_skeleton
+import datagen
+import harness
+from harness import Section
+
+WORKLOADS: dict[str, Callable[[bool], Section]] = {
+    bench_append.NAME: bench_append.run,
+    bench_path.NAME: bench_path.run,
+    bench_skeleton.NAME: bench_skeleton.run,
+    bench_import.NAME: bench_import.run,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (under a minute)")
+    parser.add_argument(
+        "--only", metavar="NAME", help=f"comma-separated subset of: {', '.join(WORKLOADS)}"
+    )
+    args = parser.parse_args(argv)
+    names = list(WORKLOADS)
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in WORKLOADS]
+        if unknown:
+            parser.error(
+                f"unknown workload {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}"
+            )
+
+    started = datetime.now(UTC)
+    load_before = harness.machine_facts()["load"]
+    t0 = time.perf_counter()
+    harness.WORK.mkdir(parents=True, exist_ok=True)
+    sections: list[Section] = []
+    try:
+        for name in names:
+            t = time.perf_counter()
+            print(f"[{name}] running...", flush=True)
+            section = WORKLOADS[name](args.quick)
+            sections.append(section)
+            for row in section.rows:
+                print(
+                    f"  {row.metric}: library {row.library}, floor {row.floor}, "
+                    f"ratio {row.ratio} {row.target} {row.result}".rstrip(),
+                    flush=True,
+                )
+            print(f"[{name}] done in {time.perf_counter() - t:.1f} s", flush=True)
+    finally:
+        datagen.drop_big_stores()
+        shutil.rmtree(harness.WORK, ignore_errors=True)
+    elapsed = time.perf_counter() - t0
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join([".venv/bin/python", "benchmarks/run.py", *given])
+    report = harness.write_report(
+        sections,
+        command=command,
+        started=started,
+        elapsed_s=elapsed,
+        quick=args.quick,
+        load_before=load_before,
+    )
+    print(f"wrote {report.relative_to(harness.REPO)} ({elapsed:.0f} s)")
+    return 1 if any(s.failed for s in sections) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
