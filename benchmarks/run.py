@@ -21,6 +21,7 @@ import bench_append
 import bench_import
 import bench_path
 import bench_skeleton
+import bench_stamp
 import datagen
 import harness
 from harness import Section
@@ -30,6 +31,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_path.NAME: bench_path.run,
     bench_skeleton.NAME: bench_skeleton.run,
     bench_import.NAME: bench_import.run,
+    bench_stamp.NAME: bench_stamp.run,
 }
 
 

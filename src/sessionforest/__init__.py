@@ -5,6 +5,7 @@ durable store of many sessions with movable heads, on SQLite by default.
 """
 
 from .errors import (
+    AdapterError,
     BackendUnavailable,
     DeltaRefused,
     DuplicateId,
@@ -19,6 +20,9 @@ from .errors import (
     JsonlParseError,
     LegacyKind,
     MigrationError,
+    NotEvidence,
+    NotOnActiveBranch,
+    ProjectionError,
     SessionDamaged,
     SessionError,
     SessionExists,
@@ -31,6 +35,7 @@ from .errors import (
     UnknownKind,
     UnknownParent,
     UnknownSession,
+    UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
@@ -38,6 +43,7 @@ from .session import Session, SessionEntry
 from .store.sqlite import Forest
 
 __all__ = [
+    "AdapterError",
     "BackendUnavailable",
     "CheckReport",
     "DeltaRefused",
@@ -56,7 +62,10 @@ __all__ = [
     "LegacyKind",
     "MigrationError",
     "Node",
+    "NotEvidence",
+    "NotOnActiveBranch",
     "Problem",
+    "ProjectionError",
     "Session",
     "SessionDamaged",
     "SessionEntry",
@@ -73,6 +82,7 @@ __all__ = [
     "UnknownKind",
     "UnknownParent",
     "UnknownSession",
+    "UnknownTreeNode",
     "UnsupportedSchemaVersion",
     "Visibility",
 ]

@@ -25,7 +25,12 @@
     │   ├── StoreBusy                path: other writers held the store past the timeout
     │   ├── StoreUnreadable          path: not a database, or a path that cannot hold one
     │   ├── ImportRejected           path, line, reason (entry_id when known)
-    │   └── MigrationError           migration name, reason
+    │   ├── MigrationError           migration name, reason
+    │   ├── NotOnActiveBranch        entry_id, session_id: evidence off the active branch
+    │   ├── NotEvidence              entry_id, kind: only worker.result entries are evidence
+    │   └── UnknownTreeNode          tree, node_id: no such workspace or agent record
+    ├── ProjectionError              session_id, entry_id, reason: context would be invalid
+    ├── AdapterError                 provider, index, reason: a stream event we cannot take
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every error carries the ids and line numbers a user needs as attributes, and
@@ -241,6 +246,50 @@ class MigrationError(StoreError):
         self.name = name
         self.reason = reason
         super().__init__(f"migration {name} failed: {reason}; the database was left as it was")
+
+
+class NotOnActiveBranch(StoreError):
+    def __init__(self, entry_id: str, session_id: str) -> None:
+        self.entry_id = entry_id
+        self.session_id = session_id
+        super().__init__(
+            f"entry {entry_id} is not on the active branch of session {session_id}; "
+            "evidence must come from the branch the session currently stands on"
+        )
+
+
+class NotEvidence(StoreError):
+    def __init__(self, entry_id: str, kind: str) -> None:
+        self.entry_id = entry_id
+        self.kind = kind
+        super().__init__(
+            f"entry {entry_id} is a {kind}, not a worker.result: only worker results are evidence"
+        )
+
+
+class UnknownTreeNode(StoreError):
+    def __init__(self, tree: str, node_id: str) -> None:
+        self.tree = tree
+        self.node_id = node_id
+        super().__init__(f"unknown {tree} record: {node_id}")
+
+
+class ProjectionError(ForestError):
+    def __init__(self, session_id: str, entry_id: str | None, reason: str) -> None:
+        self.session_id = session_id
+        self.entry_id = entry_id
+        self.reason = reason
+        at = f" at entry {entry_id}" if entry_id else ""
+        super().__init__(f"cannot project session {session_id}{at}: {reason}")
+
+
+class AdapterError(ForestError):
+    def __init__(self, provider: str, index: int | None, reason: str) -> None:
+        self.provider = provider
+        self.index = index
+        self.reason = reason
+        at = f" (event {index})" if index is not None else ""
+        super().__init__(f"{provider} stream{at}: {reason}")
 
 
 class BackendUnavailable(ForestError):

@@ -196,6 +196,43 @@ class Node(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One consistent view of a session's tree, as a UI or CLI draws it."""
+
+    session_id: str
+    head: str | None
+    selected: str | None
+    nodes: tuple[Node, ...]
+    active_path: tuple[str, ...]
+    tips: tuple[str, ...]
+    checkpoints: tuple[tuple[str, str], ...]  # (entry id, label)
+    divergence: Any  # gitstamp.Divergence
+
+    def to_json(self) -> dict[str, Any]:
+        active = set(self.active_path)
+        return {
+            "session_id": self.session_id,
+            "head": self.head,
+            "selected": self.selected,
+            "active_path": list(self.active_path),
+            "tips": list(self.tips),
+            "checkpoints": [{"id": i, "label": label} for i, label in self.checkpoints],
+            "nodes": [
+                {
+                    "id": n.id,
+                    "parent_id": n.parent_id,
+                    "sequence": n.sequence,
+                    "kind": n.kind,
+                    "context_visibility": n.context_visibility,
+                    "active": n.id in active,
+                }
+                for n in self.nodes
+            ],
+            **self.divergence.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     id: str
     title: str

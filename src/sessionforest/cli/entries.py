@@ -8,14 +8,15 @@ sequence number (as printed by `log` and `tree`) works as well as its id.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
 import orjson
 
+from ..gitstamp import compare
 from ..kinds import spec_for_append
-from ..model import Node, Visibility
+from ..model import Entry, Node, Visibility
 from ..render import describe, label_of, preview, render_log, tree_lines
 from ..store.sqlite import Forest
 from .common import State, emit_json, json_option, pass_state, resolve_entry
@@ -161,14 +162,34 @@ def seek_checkpoint(state: State, session: str, label: str, as_json: bool) -> No
     _echo_id(state.forest.seek_checkpoint(session, label).id, as_json)
 
 
+def divergence_mark(current: dict[str, Any] | None, entry: Entry) -> str | None:
+    """`[diverged: head|dirty|both]` when a stamped entry's worktree has moved on.
+
+    Callers take `current` once per listing (one git status); unstamped entries
+    and sessions with no repository get no mark: unknown is not diverged.
+    """
+    if current is None:
+        return None
+    what = compare(entry.stamp, current, "").what
+    return f"[diverged: {what}]" if what else None
+
+
+def divergence_marks(forest: Forest, session: str, entries: Iterable[Entry]) -> dict[str, str]:
+    current = forest.current_stamp(session)
+    marks = {e.id: divergence_mark(current, e) for e in entries}
+    return {entry_id: mark for entry_id, mark in marks.items() if mark}
+
+
 def print_log(forest: Forest, session: str) -> None:
     """The active path, root to head, one line per entry (hidden entries dimmed)."""
     path = forest.active_path(session)
     if not path:
         click.echo("(no entries)")
+    marks = divergence_marks(forest, session, path)
     for entry, line in zip(path, render_log(path), strict=True):
         hidden = entry.context_visibility == Visibility.HIDDEN
-        click.echo(_styled(line, dim=hidden))
+        mark = marks.get(entry.id)
+        click.echo(_styled(f"{line}  {mark}" if mark else line, dim=hidden))
 
 
 @click.command()
@@ -178,7 +199,9 @@ def print_log(forest: Forest, session: str) -> None:
 def log(state: State, session: str, as_json: bool) -> None:
     """Show the active path from the root to the head."""
     if as_json:
-        emit_json([entry.to_json() for entry in state.forest.active_path(session)])
+        path = state.forest.active_path(session)
+        marks = divergence_marks(state.forest, session, path)
+        emit_json([{**e.to_json(), "diverged": e.id in marks} for e in path])
     else:
         print_log(state.forest, session)
 
@@ -190,6 +213,7 @@ def draw_tree(forest: Forest, session: str) -> None:
     nodes: list[Node] = []
     labels: dict[str, str] = {}
     previews: dict[str, str] = {}
+    current = forest.current_stamp(session)
     for entry in forest.iter_entries(session):
         nodes.append(
             Node(
@@ -202,6 +226,9 @@ def draw_tree(forest: Forest, session: str) -> None:
             )
         )
         previews[entry.id] = preview(describe(entry.kind, entry.payload), 50)
+        mark = divergence_mark(current, entry)
+        if mark:
+            previews[entry.id] += f"  {mark}"
         label = label_of(entry)
         if label is not None:
             labels[entry.id] = label

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import ForestError, HeadMoved, UnknownCheckpoint, UnknownEntry, UnknownSession
-from . import admin, entries, io, sessions
+from . import admin, entries, io, sessions, status
 from .common import State
 
 # Looked up along the exception's MRO, so the most specific class wins.
@@ -111,6 +111,7 @@ cli.add_command(entries.seek_checkpoint)
 cli.add_command(entries.log)
 cli.add_command(entries.tree)
 cli.add_command(entries.tips)
+cli.add_command(status.status)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(admin.check)

@@ -32,6 +32,7 @@ from ...errors import (
     UnknownSession,
     UnsupportedSchemaVersion,
 )
+from ...gitstamp import Divergence, Stamper, compare
 from ...ids import Clock, iso, new_id, utc_now
 from ...kinds import validate_payload
 from ...model import (
@@ -42,6 +43,7 @@ from ...model import (
     SessionInfo,
     SessionStatus,
     SessionVisibility,
+    Snapshot,
     Visibility,
 )
 from . import integrity, migrations
@@ -53,6 +55,15 @@ class _Unset:
 
 
 UNSET: Final = _Unset()
+
+
+class _Auto:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+# append(stamp=AUTO): the controller stamps entries of sessions bound to a directory.
+AUTO: Final = _Auto()
 
 DURABILITY = {
     # WAL + NORMAL: a committed append survives any process crash (SIGKILL
@@ -166,6 +177,8 @@ class Forest:
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
         self._conn = conn
         self._cursor = conn.cursor()
+        self._stamper = Stamper()
+        self._cwd: dict[str, str | None] = {}  # session -> bound directory (immutable)
         self.path = path
         self._clock = clock
 
@@ -264,7 +277,7 @@ class Forest:
                     sid,
                     title,
                     harness,
-                    os.fspath(cwd) if cwd is not None else None,
+                    os.path.abspath(cwd) if cwd is not None else None,
                     created_at or self._now(),
                     str(visibility),
                 ),
@@ -312,13 +325,17 @@ class Forest:
         visibility: str | None = None,
         expect_head: str | _Unset | None = UNSET,
         created_at: str | None = None,
-        stamp: dict[str, Any] | None = None,
+        stamp: dict[str, Any] | _Auto | None = AUTO,
     ) -> Entry:
         """Append an entry as a child of `parent` (default: the head); the head moves to it.
 
         Appending below anything but the head starts a new branch. With
         `expect_head`, the append fails with HeadMoved (appending nothing) if
         the head is not that entry (None: an empty session) at commit time.
+
+        `stamp=AUTO` (the controller's append) stamps the entry with the git
+        state of the session's directory when it has one; importers pass
+        `stamp=None` (history that predates the stamp) or the stamp to keep.
         """
         spec = validate_payload(kind, payload)
         if visibility is None:
@@ -330,6 +347,10 @@ class Forest:
         entry_id, vis, now = new_id(), str(visibility), self._now()
         created = created_at or now
         body = orjson.dumps(payload).decode()
+        if isinstance(stamp, _Auto):
+            # Taken before the write lock: git status must not hold up other writers.
+            cwd = self._session_cwd(session_id)
+            stamp = self._stamper.stamp(cwd) if cwd is not None else None
         stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
         # Inlined transaction on one reused cursor (not self._write()): this
         # is the hottest path, and every avoided allocation shows.
@@ -364,6 +385,66 @@ class Forest:
             conn.execute("ROLLBACK")
             raise
         return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
+
+    def _session_cwd(self, session_id: str) -> str | None:
+        try:
+            return self._cwd[session_id]
+        except KeyError:
+            pass
+        row = self._conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None  # the append itself reports the unknown session
+        self._cwd[session_id] = row[0]
+        return row[0]  # type: ignore[no-any-return]
+
+    # --- worktree divergence -----------------------------------------------------
+
+    def divergence(self, session_id: str, entry_id: str | None = None) -> Divergence:
+        """Compare an entry's stamp (default: the head's) with the worktree now."""
+        head = self._readable(session_id)
+        target = entry_id or head
+        if target is None:
+            return Divergence("unknown", reason="session has no entries")
+        entry = self.entry(session_id, target)
+        return self._compare(session_id, entry.stamp)
+
+    def current_stamp(self, session_id: str) -> dict[str, Any] | None:
+        """The stamp the worktree of the session's directory would get now (None: none)."""
+        cwd = self._session_cwd(session_id)
+        return self._stamper.stamp(cwd) if cwd is not None else None
+
+    def _compare(self, session_id: str, stamp: dict[str, Any] | None) -> Divergence:
+        cwd = self._session_cwd(session_id)
+        if cwd is None:
+            return Divergence("unknown", reason="session is not bound to a directory", stamp=stamp)
+        if not os.path.isdir(cwd):
+            return Divergence("unknown", reason=f"directory {cwd} does not exist", stamp=stamp)
+        current = self._stamper.stamp(cwd)
+        why = "" if current is not None else f"{cwd} is not a git repository"
+        return compare(stamp, current, why)
+
+    def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
+        """The tree skeleton, active path, tips, checkpoints and the divergence of
+        `entry` (default: the head), read in one transaction so they agree."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            head = self._readable(session_id)
+            nodes = self.skeleton(session_id)
+            path = [e.id for e in self.active_path(session_id)]
+            checkpoints = [(c.id, str(c.payload["label"])) for c in self.checkpoints(session_id)]
+            selected = entry or head
+            stamp = self.entry(session_id, selected).stamp if selected is not None else None
+        finally:
+            conn.execute("COMMIT")
+        parents = {n.parent_id for n in nodes}
+        tips = [n.id for n in nodes if n.id not in parents]
+        if selected is None:
+            divergence = Divergence("unknown", reason="session has no entries")
+        else:
+            divergence = self._compare(session_id, stamp)
+        return Snapshot(session_id, head, selected, tuple(nodes), tuple(path), tuple(tips),
+                        tuple(checkpoints), divergence)  # fmt: skip
 
     def move_head(
         self, session_id: str, entry_id: str, *, expect_head: str | _Unset | None = UNSET

@@ -1,0 +1,203 @@
+"""Worktree stamps: the repository HEAD plus a deterministic hash of the full dirty state.
+
+A stamp is taken by the controller on every append to a session bound to a
+directory, stored beside the entry (never in its payload) and compared later
+with the live worktree to report conversation/file divergence. Git itself
+says what is dirty; we hash what it reports *and* the bytes of every modified
+or untracked file, so two different edits of one file never share a stamp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STAMP_VERSION = 1
+
+# -z: no quoting (core.quotepath cannot matter); --no-renames and
+# --ignore-submodules=none pin what rename/submodule config would change;
+# --branch gives HEAD's commit in the same call.
+STATUS_ARGS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=none",
+)
+
+# LC_ALL=C: messages and sorting independent of locale. GIT_OPTIONAL_LOCKS=0:
+# `git status` must never write to the repository (no index refresh).
+_GIT_ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """How an entry's stamp compares with the worktree now."""
+
+    state: str  # "match" | "diverged" | "unknown"
+    head_differs: bool = False
+    dirty_differs: bool = False
+    reason: str = ""
+    stamp: dict[str, Any] | None = None
+    current: dict[str, Any] | None = None
+
+    @property
+    def what(self) -> str:
+        if self.state != "diverged":
+            return ""
+        if self.head_differs and self.dirty_differs:
+            return "both"
+        return "head" if self.head_differs else "dirty"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "divergence": self.state,
+            "differs": self.what or None,
+            "head_differs": self.head_differs,
+            "dirty_differs": self.dirty_differs,
+            "reason": self.reason,
+            "stamp": self.stamp,
+            "current": self.current,
+        }
+
+
+class NotARepository(Exception):
+    """Internal: the directory is not inside a git work tree."""
+
+
+def _git(cwd: str, *args: str) -> bytes:
+    env = {**os.environ, **_GIT_ENV}
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=env, capture_output=True, check=False, timeout=60
+        )
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise NotARepository(str(exc)) from exc
+    if done.returncode != 0:
+        raise NotARepository(done.stderr.decode(errors="replace").strip())
+    return done.stdout
+
+
+def _records(output: bytes) -> tuple[str | None, list[bytes]]:
+    """Split porcelain v2 -z output into HEAD (None when unborn) and file records."""
+    head: str | None = None
+    records: list[bytes] = []
+    for record in output.split(b"\0"):
+        if not record:
+            continue
+        if record.startswith(b"# branch.oid "):
+            oid = record[len(b"# branch.oid ") :].decode()
+            head = None if oid == "(initial)" else oid
+        elif not record.startswith(b"#"):
+            # Other headers (branch name, upstream, ahead/behind, stash) are not file state.
+            records.append(record)
+    return head, records
+
+
+def _path_of(record: bytes) -> tuple[bytes, bool]:
+    """The record's path and whether its worktree content must be hashed."""
+    tag = record[:1]
+    if tag == b"?":
+        return record[2:], True
+    if tag == b"1":
+        fields = record.split(b" ", 8)
+        return fields[8], fields[1][1:2] != b"."
+    if tag == b"u":
+        return record.split(b" ", 10)[10], True
+    # "2" (rename/copy) cannot appear with --no-renames; hash it if it ever does.
+    return record.rsplit(b" ", 1)[-1], True
+
+
+class Stamper:
+    """Takes stamps; caches file digests by stat and whole stamps by git's answer.
+
+    Git status runs on every stamp (it is the only trustworthy view of the
+    worktree); what the cache saves is re-reading and re-hashing dirty files
+    whose (size, mtime, ctime, inode) did not change since the last stamp.
+    """
+
+    def __init__(self) -> None:
+        self._digests: dict[bytes, tuple[tuple[int, ...], bytes]] = {}
+        self._roots: dict[str, str | None] = {}
+
+    def root(self, cwd: str | os.PathLike[str]) -> str | None:
+        key = os.fspath(cwd)
+        if key not in self._roots:
+            try:
+                top = _git(key, "rev-parse", "--show-toplevel").decode().strip()
+                self._roots[key] = top or None
+            except NotARepository:
+                self._roots[key] = None
+        return self._roots[key]
+
+    def _content(self, root: str, rel: bytes) -> bytes:
+        full = os.path.join(os.fsencode(root), rel)
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            return b"deleted"
+        if stat.S_ISLNK(info.st_mode):
+            return b"link:" + os.readlink(full)
+        if not stat.S_ISREG(info.st_mode):
+            return b"other"
+        key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+        cached = self._digests.get(full)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        digest = hashlib.sha256()
+        with open(full, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        # The executable bit is state git tracks; other mode bits are not.
+        value = digest.hexdigest().encode() + (b"+x" if info.st_mode & 0o100 else b"")
+        self._digests[full] = (key, value)
+        return value
+
+    def stamp(self, cwd: str | os.PathLike[str]) -> dict[str, Any] | None:
+        """The stamp of the worktree containing `cwd`, or None when it is not a repository."""
+        root = self.root(cwd)
+        if root is None:
+            return None
+        try:
+            head, records = _records(_git(root, *STATUS_ARGS))
+        except NotARepository:
+            return None
+        lines = []
+        for record in records:
+            rel, hash_content = _path_of(record)
+            content = self._content(root, rel) if hash_content else b""
+            lines.append(record + b"\0" + content)
+        # Sorted: the order git happens to list files in is not state.
+        digest = hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
+        return {"v": STAMP_VERSION, "head": head, "dirty": digest, "dirty_files": len(lines)}
+
+
+def compare(stamp: dict[str, Any] | None, current: dict[str, Any] | None, why: str) -> Divergence:
+    """Compare an entry's stamp with the worktree's current stamp."""
+    if stamp is None:
+        return Divergence("unknown", reason=why or "entry has no stamp (written before stamping)")
+    if current is None:
+        return Divergence("unknown", reason=why or "directory is not a git repository", stamp=stamp)
+    head_differs = stamp.get("head") != current.get("head")
+    dirty_differs = stamp.get("dirty") != current.get("dirty")
+    if head_differs or dirty_differs:
+        parts = []
+        if head_differs:
+            parts.append(f"HEAD was {stamp.get('head')}, now {current.get('head')}")
+        if dirty_differs:
+            parts.append("uncommitted changes differ")
+        return Divergence("diverged", head_differs, dirty_differs, "; ".join(parts), stamp, current)
+    return Divergence(
+        "match", reason="worktree matches the entry's stamp", stamp=stamp, current=current
+    )
+
+
+def is_repository(path: str | os.PathLike[str]) -> bool:
+    return Path(path).is_dir() and Stamper().root(path) is not None
