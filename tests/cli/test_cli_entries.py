@@ -127,7 +127,8 @@ def test_tree_on_a_terminal_is_bold_on_the_active_path(
 
 def test_tree_json_structure(forest: ForestCli, branched: dict[str, str]) -> None:
     doc = forest.json("tree", branched["session"])
-    assert list(doc) == ["head", "active_path", "tips", "checkpoints", "nodes"]
+    assert list(doc) == ["head", "active_path", "tips", "checkpoints", "nodes", "divergence"]
+    assert doc["divergence"] == "unknown"  # the session has no directory
     assert doc["head"] == branched["second"]
     assert doc["active_path"] == [branched[k] for k in ("hello", "hi", "start", "second")]
     assert doc["tips"] == [branched["first"], branched["second"]]
@@ -208,4 +209,5 @@ def test_an_empty_session_draws_as_no_entries(forest: ForestCli, session: str) -
         "tips": [],
         "checkpoints": [],
         "nodes": [],
+        "divergence": "unknown",
     }

@@ -240,35 +240,14 @@ def draw_tree(forest: Forest, session: str) -> None:
         click.echo(_styled(line.text, bold=line.active, dim=line.hidden and not line.active))
 
 
+TREE_KEYS = ("head", "active_path", "tips", "checkpoints", "nodes", "divergence")
+
+
 def tree_json(forest: Forest, session: str) -> dict[str, Any]:
-    """The `tree --json` document: the skeleton plus head, active path, tips and labels."""
-    # Read order matters: each read is contained in the next (entries are
-    # append-only), so every id named below is also a node.
-    checkpoints = forest.checkpoints(session)
-    path = [entry.id for entry in forest.active_path(session)]
-    nodes = forest.skeleton(session)
-    known = {node.id for node in nodes}
-    parents = {node.parent_id for node in nodes}
-    active = set(path)
-    return {
-        "head": path[-1] if path else None,
-        "active_path": path,
-        "tips": [node.id for node in nodes if node.id not in parents],
-        "checkpoints": [
-            {"id": entry.id, "label": label_of(entry)} for entry in checkpoints if entry.id in known
-        ],
-        "nodes": [
-            {
-                "id": node.id,
-                "parent_id": node.parent_id,
-                "sequence": node.sequence,
-                "kind": node.kind,
-                "context_visibility": node.context_visibility,
-                "active": node.id in active,
-            }
-            for node in nodes
-        ],
-    }
+    """The `tree --json` document: the snapshot (skeleton, head, path, tips, labels,
+    the head's divergence) read in one transaction."""
+    snapshot = forest.snapshot(session).to_json()
+    return {key: snapshot[key] for key in TREE_KEYS}
 
 
 @click.command()
