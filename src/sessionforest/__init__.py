@@ -41,9 +41,12 @@ from .errors import (
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
 from .session import Session, SessionEntry
 from .store.sqlite import Forest
+from .store.sqlite.trees import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
 
 __all__ = [
     "AdapterError",
+    "Agent",
+    "AgentRole",
     "BackendUnavailable",
     "CheckReport",
     "DeltaRefused",
@@ -77,6 +80,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreUnreadable",
+    "TreeItem",
     "UnknownCheckpoint",
     "UnknownEntry",
     "UnknownKind",
@@ -85,4 +89,6 @@ __all__ = [
     "UnknownTreeNode",
     "UnsupportedSchemaVersion",
     "Visibility",
+    "Workspace",
+    "WorkspaceKind",
 ]

@@ -47,6 +47,7 @@ from ...model import (
     Visibility,
 )
 from . import integrity, migrations
+from .trees import TreesMixin
 
 
 class _Unset:
@@ -171,7 +172,7 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest:
+class Forest(TreesMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
