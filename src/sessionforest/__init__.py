@@ -39,6 +39,8 @@ from .errors import (
     UnsupportedSchemaVersion,
 )
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
+from .projection import Message, project, project_entries
+from .render_providers import to_anthropic, to_openai
 from .session import Session, SessionEntry
 from .store.sqlite import Forest
 from .store.sqlite.trees import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
@@ -63,6 +65,7 @@ __all__ = [
     "InvalidPayload",
     "JsonlParseError",
     "LegacyKind",
+    "Message",
     "MigrationError",
     "Node",
     "NotEvidence",
@@ -91,4 +94,8 @@ __all__ = [
     "Visibility",
     "Workspace",
     "WorkspaceKind",
+    "project",
+    "project_entries",
+    "to_anthropic",
+    "to_openai",
 ]
