@@ -4,6 +4,7 @@
 durable store of many sessions with movable heads, on SQLite by default.
 """
 
+from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
 from .errors import (
     AdapterError,
     BackendUnavailable,
@@ -49,6 +50,7 @@ __all__ = [
     "AdapterError",
     "Agent",
     "AgentRole",
+    "AnthropicStreamAdapter",
     "BackendUnavailable",
     "CheckReport",
     "DeltaRefused",
@@ -70,6 +72,7 @@ __all__ = [
     "Node",
     "NotEvidence",
     "NotOnActiveBranch",
+    "OpenAIResponsesStreamAdapter",
     "Problem",
     "ProjectionError",
     "Session",

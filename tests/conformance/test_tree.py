@@ -274,3 +274,42 @@ def test_entries_are_immutable_values(forest: Forest) -> None:
     with pytest.raises(AttributeError, match="immutable"):
         del loaded.payload
     assert forest.entry(sid, entry.id).kind == "user.message"
+
+
+def test_append_many_writes_one_chain_atomically(forest: Forest) -> None:
+    sid = forest.create_session()
+    first = forest.append(sid, "user.message", user("q"))
+    made = forest.append_many(
+        sid,
+        [
+            ("provider.notification", {"provider": "p", "event": {"type": "ping"}}, None),
+            ("assistant.message", assistant("a"), None),
+        ],
+    )
+    assert [e.parent_id for e in made] == [first.id, made[0].id]
+    assert [e.sequence for e in made] == [2, 3]
+    assert made[0].context_visibility == "hidden"
+    assert forest.head(sid) == made[1].id
+    before = dump(forest)
+    from sessionforest import InvalidPayload
+
+    with pytest.raises(InvalidPayload) as err:
+        forest.append_many(
+            sid,
+            [("assistant.message", assistant("ok"), None), ("user.message", {"content": []}, None)],
+        )
+    assert err.value.kind == "user.message"
+    assert dump(forest) == before
+    with pytest.raises(HeadMoved):
+        forest.append_many(sid, [("user.message", user("x"), None)], expect_head=first.id)
+    assert dump(forest) == before
+    assert forest.append_many(sid, []) == []
+
+
+def test_payloads_json_cannot_hold_are_refused_cleanly(forest: Forest) -> None:
+    from sessionforest import InvalidPayload
+
+    sid = forest.create_session()
+    with pytest.raises(InvalidPayload, match="cannot be stored as JSON"):
+        forest.append(sid, "tool.started", {"call_id": "c", "name": "n", "input": {"n": 2**70}})
+    assert forest.entries(sid) == []

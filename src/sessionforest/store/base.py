@@ -6,7 +6,7 @@ protocol, so a backend is done when that suite passes on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Any, Protocol
 
 from ..model import CheckReport, Entry, Node, SessionInfo
@@ -43,6 +43,14 @@ class Store(Protocol):
         created_at: str | None = None,
         stamp: dict[str, Any] | None = None,
     ) -> Entry: ...
+
+    def append_many(
+        self,
+        session_id: str,
+        items: Sequence[tuple[str, dict[str, Any], str | None]],
+        parent: str | None = None,
+        expect_head: Any = ...,
+    ) -> list[Entry]: ...
 
     def move_head(self, session_id: str, entry_id: str, *, expect_head: Any = ...) -> None: ...
 

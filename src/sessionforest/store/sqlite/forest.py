@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
@@ -23,6 +23,7 @@ from ...errors import (
     ForeignEntry,
     HeadMoved,
     InvalidArgument,
+    InvalidPayload,
     SessionDamaged,
     SessionQuarantined,
     StoreBusy,
@@ -155,6 +156,45 @@ def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:
+    """Validate an entry to be appended: (payload JSON, visibility)."""
+    spec = validate_payload(kind, payload)
+    if visibility is None:
+        visibility = spec.default_visibility
+    elif visibility not in Visibility.__members__.values():
+        raise InvalidArgument(
+            "context_visibility", f"expected context or hidden; got {visibility!r}"
+        )
+    try:
+        body = orjson.dumps(payload).decode()
+    except orjson.JSONEncodeError as exc:  # e.g. an integer beyond 64 bits
+        raise InvalidPayload(kind, "$", f"cannot be stored as JSON: {exc}") from exc
+    return body, str(visibility)
+
+
+def _checked(
+    state: tuple[Any, ...] | None,
+    session_id: str,
+    parent: str | None,
+    expect_head: str | _Unset | None,
+) -> tuple[str | None, int]:
+    """From APPEND_STATE: the parent to append below and the next sequence, or the error."""
+    if state is None:
+        raise UnknownSession(session_id)
+    quarantine, head, last, parent_owner = state
+    if quarantine is not None:
+        raise SessionQuarantined(session_id, quarantine)
+    if expect_head is not UNSET and expect_head != head:
+        raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
+    if parent is None:
+        parent = head
+    elif parent_owner is None:
+        raise UnknownEntry(parent, session_id)
+    elif parent_owner != session_id:
+        raise ForeignEntry(parent, session_id, parent_owner)
+    return parent, (last or 0) + 1
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
@@ -338,16 +378,9 @@ class Forest(TreesMixin):
         state of the session's directory when it has one; importers pass
         `stamp=None` (history that predates the stamp) or the stamp to keep.
         """
-        spec = validate_payload(kind, payload)
-        if visibility is None:
-            visibility = spec.default_visibility
-        elif visibility not in Visibility.__members__.values():
-            raise InvalidArgument(
-                "context_visibility", f"expected context or hidden; got {visibility!r}"
-            )
-        entry_id, vis, now = new_id(), str(visibility), self._now()
+        body, vis = _prepare(kind, payload, visibility)
+        entry_id, now = new_id(), self._now()
         created = created_at or now
-        body = orjson.dumps(payload).decode()
         if isinstance(stamp, _Auto):
             # Taken before the write lock: git status must not hold up other writers.
             cwd = self._session_cwd(session_id)
@@ -362,20 +395,7 @@ class Forest(TreesMixin):
             raise StoreBusy(str(self.path), str(exc)) from exc
         try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
-            if state is None:
-                raise UnknownSession(session_id)
-            quarantine, head, last, parent_owner = state
-            if quarantine is not None:
-                raise SessionQuarantined(session_id, quarantine)
-            if expect_head is not UNSET and expect_head != head:
-                raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-            if parent is None:
-                parent = head
-            elif parent_owner is None:
-                raise UnknownEntry(parent, session_id)
-            elif parent_owner != session_id:
-                raise ForeignEntry(parent, session_id, parent_owner)
-            sequence = (last or 0) + 1
+            parent, sequence = _checked(state, session_id, parent, expect_head)
             conn.execute(
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
@@ -386,6 +406,43 @@ class Forest(TreesMixin):
             conn.execute("ROLLBACK")
             raise
         return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
+
+    def append_many(
+        self,
+        session_id: str,
+        items: Sequence[tuple[str, dict[str, Any], str | None]],
+        parent: str | None = None,
+        expect_head: str | _Unset | None = UNSET,
+    ) -> list[Entry]:
+        """Append (kind, payload, visibility) items as one chain, in ONE transaction.
+
+        The first goes below `parent` (default: the head), each next one below
+        the previous; the head ends on the last. All or nothing: an adapter's
+        turn (notifications plus the message) can never be half written.
+        """
+        prepared = [(kind, payload, *_prepare(kind, payload, vis)) for kind, payload, vis in items]
+        if not prepared:
+            return []
+        now = self._now()
+        cwd = self._session_cwd(session_id)
+        stamp = self._stamper.stamp(cwd) if cwd is not None else None
+        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+        entries: list[Entry] = []
+        with self._write() as conn:
+            state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
+            parent, sequence = _checked(state, session_id, parent, expect_head)
+            for kind, payload, body, vis in prepared:
+                entry_id = new_id()
+                conn.execute(
+                    INSERT_ENTRY,
+                    (entry_id, session_id, parent, sequence, 2, kind, body, vis, now, stamp_text),
+                )
+                entries.append(
+                    Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, now, stamp)
+                )
+                parent, sequence = entry_id, sequence + 1
+            conn.execute(UPSERT_HEAD, (session_id, parent, now))
+        return entries
 
     def _session_cwd(self, session_id: str) -> str | None:
         try:
