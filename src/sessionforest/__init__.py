@@ -42,6 +42,7 @@ from .errors import (
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
 from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
+from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
 from .session import Session, SessionEntry
 from .store.sqlite import Forest
 from .store.sqlite.trees import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
@@ -52,14 +53,18 @@ __all__ = [
     "AgentRole",
     "AnthropicStreamAdapter",
     "BackendUnavailable",
+    "ChatHit",
+    "ChatSearch",
     "CheckReport",
     "DeltaRefused",
     "DuplicateId",
     "EmptySession",
     "Entry",
+    "EntryHit",
     "ForeignEntry",
     "Forest",
     "ForestError",
+    "GateReason",
     "HeadMoved",
     "HistoryDiverged",
     "ImportRejected",
@@ -86,6 +91,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreUnreadable",
+    "TimeWindow",
     "TreeItem",
     "UnknownCheckpoint",
     "UnknownEntry",
@@ -97,6 +103,7 @@ __all__ = [
     "Visibility",
     "Workspace",
     "WorkspaceKind",
+    "parse_composer",
     "project",
     "project_entries",
     "to_anthropic",

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import ForestError, HeadMoved, UnknownCheckpoint, UnknownEntry, UnknownSession
-from . import admin, entries, io, sessions, status
+from . import admin, entries, io, search, sessions, status
 from .common import State
 
 # Looked up along the exception's MRO, so the most specific class wins.
@@ -116,6 +116,8 @@ cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(admin.check)
 cli.add_command(admin.demo)
+for command in (search.recall, search.find, search.end, search.archive):
+    cli.add_command(command)
 
 
 def main(args: Sequence[str] | None = None) -> NoReturn:

@@ -47,6 +47,7 @@ from ...model import (
     Snapshot,
     Visibility,
 )
+from ...search.mixin import SearchMixin
 from . import integrity, migrations
 from .trees import TreesMixin
 
@@ -212,7 +213,7 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest(TreesMixin):
+class Forest(TreesMixin, SearchMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:

@@ -256,6 +256,15 @@ def workspace_and_agent_trees(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def session_search_index(conn: sqlite3.Connection) -> None:
+    # FTS5 over conversational entries and a per-chat digest, kept in sync by
+    # triggers; entries already stored are indexed here (search/index.py).
+    from ...search import index
+
+    index.create(conn)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 

@@ -1,0 +1,230 @@
+"""T0: what a typed query asks for, before the index is consulted.
+
+Quoted text becomes a phrase, time phrases become a window against an injected
+`now`, harness words known to the store become a filter, stopwords go; what is
+left are the words T1 ranks by document frequency. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+# A general English list (Snowball's, plus a few words people use to talk
+# about a chat rather than its subject). Never tuned to particular queries.
+_STOPWORD_TEXT = """
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't
+doing don't down during each few for from further had hadn't has hasn't have haven't having
+he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm
+i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not
+of off on once only or other ought our ours ourselves out over own same shan't she she'd
+she'll she's should shouldn't so some such than that that's the their theirs them
+themselves then there there's these they they'd they'll they're they've this those through
+to too under until up very was wasn't we we'd we'll we're we've were weren't what what's
+when when's where where's which while who who's whom why why's with won't would wouldn't
+you you'd you'll you're you've your yours yourself yourselves chat chats conversation
+conversations discussed talked remember
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+# Characters stripped from the ends of a typed word ("(foo," -> "foo").
+_EDGE = string.punctuation + "“”‘’«»…—–·"
+_QUOTED = re.compile(r'"([^"]*)"')
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a couple of": 2, "a couple": 2, "couple of": 2,
+}  # fmt: skip
+_FEW = ("a few", "few", "several", "some")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")  # fmt: skip
+_MONTH_ALIASES = {
+    **{m: i for i, m in enumerate(_MONTHS, 1)},
+    **{m[:3]: i for i, m in enumerate(_MONTHS, 1)},
+    "sept": 9,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A half-open interval [start, end) a chat must have been active in."""
+
+    phrase: str
+    start: datetime
+    end: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phrase": self.phrase, "start": _iso(self.start), "end": _iso(self.end)}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    text: str
+    phrases: tuple[str, ...]  # quoted text, verbatim
+    words: tuple[str, ...]  # lower-cased, de-duplicated, stopwords removed
+    stopwords: tuple[str, ...]  # typed stopwords that were dropped
+    window: TimeWindow | None
+    harnesses: tuple[str, ...]  # harness words found in the query
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def _midnight(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _add_months(moment: datetime, months: int) -> datetime:
+    index = moment.year * 12 + moment.month - 1 + months
+    year, month = divmod(index, 12)
+    day = min(moment.day, _month_length(year, month + 1))
+    return moment.replace(year=year, month=month + 1, day=day)
+
+
+def _month_length(year: int, month: int) -> int:
+    nxt = datetime(year + month // 12, month % 12 + 1, 1)
+    return (nxt - timedelta(days=1)).day
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
+_UNIT = r"(day|week|month)s?"
+_N = r"(\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_FEWN = "(" + "|".join(_FEW) + ")"
+
+
+def _ago(now: datetime, unit: str, low: int, high: int) -> tuple[datetime, datetime]:
+    """[now - (high+1) units, now - (low-1) units]: "3 days ago" is [now-4d, now-2d]."""
+    if unit == "month":
+        return _add_months(now, -(high + 1)), _add_months(now, -(low - 1))
+    step = timedelta(days=7 if unit == "week" else 1)
+    return now - (high + 1) * step, now - (low - 1) * step
+
+
+def _span_back(now: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
+    if unit == "month":
+        return _add_months(now, -n), now
+    return now - n * timedelta(days=7 if unit == "week" else 1), now
+
+
+def _weekday(now: datetime, name: str) -> tuple[datetime, datetime]:
+    """The most recent such day before today."""
+    back = (now.weekday() - _WEEKDAYS.index(name)) % 7 or 7
+    start = _midnight(now) - timedelta(days=back)
+    return start, start + timedelta(days=1)
+
+
+def _month(
+    now: datetime, month: int, year: int | None, strictly_past: bool
+) -> tuple[datetime, datetime]:
+    """The most recent such month that has begun (or the one in `year`)."""
+    if year is None:
+        year = (
+            now.year
+            if month < now.month or (month == now.month and not strictly_past)
+            else now.year - 1
+        )
+    start = now.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+    return start, _add_months(start, 1)
+
+
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], tuple[datetime, datetime]]]
+
+
+def _rule(pattern: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w'])" + pattern + r"(?![\w'])")
+
+
+_DAY = timedelta(days=1)
+RULES: tuple[Rule, ...] = (
+    (_rule(r"(?:in the |within the )?(?:last|past) " + _N + " " + _UNIT),
+     lambda m, now: _span_back(now, m[2], _count(m[1]))),
+    (_rule(_N + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], *[_count(m[1])] * 2)),
+    (_rule(_FEWN + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], 2, 5)),
+    (_rule(r"the other day"), lambda m, now: _ago(now, "day", 2, 5)),
+    (_rule(r"(?:the )?day before yesterday"),
+     lambda m, now: (_midnight(now) - 2 * _DAY, _midnight(now) - _DAY)),
+    (_rule(r"yesterday|last night"), lambda m, now: (_midnight(now) - _DAY, _midnight(now))),
+    (_rule(r"(?:earlier )?today|this (?:morning|afternoon|evening)|tonight"),
+     lambda m, now: (_midnight(now), now)),
+    (_rule(r"(?:this|the past) week"), lambda m, now: (now - 7 * _DAY, now)),
+    (_rule(r"last week"), lambda m, now: (now - 14 * _DAY, now)),
+    (_rule(r"this month"), lambda m, now: (_midnight(now).replace(day=1), now)),
+    (_rule(r"the past month"), lambda m, now: (_add_months(now, -1), now)),
+    (_rule(r"last month"), lambda m, now: (_add_months(_midnight(now).replace(day=1), -1), now)),
+    (_rule(r"this year"), lambda m, now: (_midnight(now).replace(month=1, day=1), now)),
+    (_rule(r"last year"),
+     lambda m, now: (_midnight(now).replace(year=now.year - 1, month=1, day=1),
+                     _midnight(now).replace(month=1, day=1))),
+    (_rule(r"recently|lately"), lambda m, now: (now - 14 * _DAY, now)),
+    (_rule(r"(?:on |last )?(" + "|".join(_WEEKDAYS) + ")"), lambda m, now: _weekday(now, m[1])),
+    (_rule(r"(in|during|last|back in) (" + "|".join(_MONTH_ALIASES) + r")(?: (\d{4}))?"),
+     lambda m, now: _month(now, _MONTH_ALIASES[m[2]], int(m[3]) if m[3] else None,
+                           m[1] == "last")),
+)  # fmt: skip
+
+
+def time_window(text: str, now: datetime) -> tuple[TimeWindow | None, str]:
+    """The window of the first time phrase in `text`, and `text` without any of them."""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    lowered = " ".join(text.lower().split())
+    found: list[tuple[int, int, TimeWindow]] = []
+    for pattern, build in RULES:
+        for m in pattern.finditer(lowered):
+            if any(s < m.end() and m.start() < e for s, e, _ in found):
+                continue  # inside a longer phrase found by an earlier rule
+            try:
+                start, end = build(m, now)
+            except (KeyError, ValueError, OverflowError):
+                continue  # "999 months ago" or a year out of range: not a window
+            found.append((m.start(), m.end(), TimeWindow(m[0], start, min(end, now))))
+    if not found:
+        return None, lowered
+    found.sort(key=lambda f: f[0])
+    rest = lowered
+    for s, e, _ in reversed(found):
+        rest = rest[:s] + " " + rest[e:]
+    return found[0][2], rest
+
+
+def split_words(text: str) -> list[str]:
+    """Typed words, lower-cased, with surrounding punctuation stripped."""
+    out = []
+    for chunk in text.lower().split():
+        word = chunk.strip(_EDGE)
+        if word:
+            out.append(word)
+    return out
+
+
+def split_phrases(text: str) -> tuple[list[str], str]:
+    """Quoted phrases, and the text outside them (an unmatched quote is dropped)."""
+    phrases = [p.strip() for p in _QUOTED.findall(text) if p.strip()]
+    return phrases, _QUOTED.sub(" ", text).replace('"', " ")
+
+
+def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def parse_query(text: str, now: datetime, harnesses: Iterable[str] = ()) -> ParsedQuery:
+    """T0 against the clock `now` and the harness names the store knows."""
+    phrases, rest = split_phrases(text)
+    window, rest = time_window(rest, now)
+    known = {h.lower() for h in harnesses if h}
+    words = split_words(rest)
+    found = _dedupe(w for w in words if w in known)
+    stop = _dedupe(w for w in words if w in STOPWORDS and w not in known)
+    kept = _dedupe(w for w in words if w not in known and w not in STOPWORDS)
+    return ParsedQuery(text, _dedupe(phrases), kept, stop, window, found)

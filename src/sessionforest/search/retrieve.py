@@ -1,0 +1,286 @@
+"""T1: one MATCH over the entry index, one over the digest index, fused per chat.
+
+AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
+(weight / (60 + rank): entries 1, digests 2) plus small bonuses for several
+matching entries, for covering every term and for recency. Only top-level,
+unquarantined chats count; ended and archived ones are included and marked.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+import orjson
+
+from ..ids import parse_iso
+from . import fts
+from .index import SEQUENCE_MASK, SESSION_SHIFT
+from .query import TimeWindow
+from .results import ELLIPSIS, MARK, ChatHit
+from .terms import Term
+
+MIN_AND_CHATS: Final = 4
+RRF_K: Final = 60
+ENTRY_WEIGHT: Final = 1.0
+DIGEST_WEIGHT: Final = 2.0
+# Bonuses are small next to one list's top score (2/61 ~ 0.033) but larger
+# than a few rank steps (~0.0003 each), so they settle near ties.
+MULTI_BONUS: Final = 0.003  # reached at five matching entries
+COVER_BONUS: Final = 0.006
+RECENCY_BONUS: Final = 0.003  # halves every RECENCY_HALF_LIFE days of inactivity
+RECENCY_HALF_LIFE: Final = 30.0
+# bm25 costs ~2 us per matching entry plus a walk of each term's doclist: past
+# this many estimated matches a ranked MATCH would blow the latency budget,
+# so the newest matches are taken unranked instead.
+RANK_BUDGET: Final = 10_000
+ENTRY_ROWS: Final = 1_000
+DIGEST_ROWS: Final = 500
+PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
+
+# ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
+ENTRY_RANKED = (
+    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? ORDER BY rank LIMIT ?"
+)
+# Index rowids grow with session numbers, so rowid order is newest chats first.
+ENTRY_NEWEST = (
+    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    "ORDER BY rowid DESC LIMIT ?"
+)
+# A title describes a chat best; the first reply less than what the user asked.
+DIGEST_RANKED = (
+    "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? "
+    "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank LIMIT ?"
+)
+# The activity span comes from search_sessions: no session_entries rows are read.
+_CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
+FROM search_sessions m JOIN sessions s ON s.id = m.session_id
+WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
+CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND m.num IN (SELECT value FROM json_each(?))"
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
+ENTRY_PROBE = (
+    "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    "AND rowid BETWEEN ? AND ? LIMIT 1"
+)
+DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
+ENTRY_SNIPPET = (
+    f"SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
+    "FROM session_entry_fts WHERE session_entry_fts MATCH ? AND rowid = ?"
+)
+DIGEST_SNIPPET = (
+    f"SELECT snippet(chat_digest_fts, -1, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
+    "FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    window: TimeWindow | None
+    harnesses: frozenset[str]  # lower-case; empty: any harness
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A chat being scored by T1 (mutable until `retrieve` returns it)."""
+
+    num: int
+    session_id: str
+    title: str
+    harness: str
+    status: str
+    created_at: str
+    active_from: datetime | None
+    active_to: datetime | None
+    updated_at: str
+    entry_rank: int | None = None
+    entry_matches: int = 0
+    best_rowid: int | None = None
+    digest_rank: int | None = None
+    covered: set[int] = field(default_factory=set)
+    score: float = 0.0
+
+
+def _when(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return parse_iso(text)
+    except ValueError:
+        return None
+
+
+def _chat(row: Sequence[Any]) -> Candidate:
+    num, sid, title, harness, status, created, first, last = row
+    moments = [m for m in (_when(created), _when(first), _when(last)) if m is not None]
+    updated = max((t for t in (created, last) if t), default=created)
+    first_seen, last_seen = min(moments, default=None), max(moments, default=None)
+    return Candidate(num, sid, title, harness, status, created, first_seen, last_seen, updated)
+
+
+def _passes(chat: Candidate, filters: Filters) -> bool:
+    if filters.harnesses and chat.harness.lower() not in filters.harnesses:
+        return False
+    window = filters.window
+    if window is None:
+        return True
+    if chat.active_from is None or chat.active_to is None:
+        return False
+    return chat.active_from <= window.end and chat.active_to >= window.start
+
+
+def _load(conn: sqlite3.Connection, nums: Iterable[int], filters: Filters) -> dict[int, Candidate]:
+    wanted = orjson.dumps(sorted(set(nums))).decode()
+    chats = (_chat(row) for row in conn.execute(CHATS_BY_NUM, (wanted,)))
+    return {c.num: c for c in chats if _passes(c, filters)}
+
+
+def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
+    """The MATCH expression over entries, and whether bm25 can afford to rank it."""
+    if conjunctive:
+        return fts.all_of(t.match() for t in terms), min(t.entry_df for t in terms) <= RANK_BUDGET
+    # OR: rarest first while the summed matches stay affordable; the terms
+    # left out are too common to change which chats come first.
+    chosen: list[Term] = []
+    total = 0
+    for term in sorted(terms, key=lambda t: t.entry_df):
+        if chosen and total + term.entry_df > RANK_BUDGET:
+            break
+        chosen.append(term)
+        total += term.entry_df
+    if total > RANK_BUDGET:
+        return fts.any_of(t.match() for t in terms), False
+    return fts.any_of(t.match() for t in chosen), True
+
+
+def _collect(
+    conn: sqlite3.Connection, terms: Sequence[Term], conjunctive: bool, filters: Filters
+) -> dict[int, Candidate]:
+    expr, ranked = _entry_query(terms, conjunctive)
+    rows = [
+        r[0] for r in conn.execute(ENTRY_RANKED if ranked else ENTRY_NEWEST, (expr, ENTRY_ROWS))
+    ]
+    combine = fts.all_of if conjunctive else fts.any_of
+    digest = [
+        r[0] for r in conn.execute(DIGEST_RANKED, (combine(t.match() for t in terms), DIGEST_ROWS))
+    ]
+    chats = _load(conn, [r >> SESSION_SHIFT for r in rows] + digest, filters)
+    rank = 0
+    for rowid in rows:
+        chat = chats.get(rowid >> SESSION_SHIFT)
+        if chat is None:
+            continue
+        if chat.entry_rank is None:
+            rank += 1
+            chat.entry_rank = rank
+            chat.best_rowid = rowid
+        chat.entry_matches += 1
+    rank = 0
+    for num in digest:
+        if num in chats:
+            rank += 1
+            chats[num].digest_rank = rank
+    if conjunctive:
+        for chat in chats.values():
+            chat.covered = set(range(len(terms)))
+    return chats
+
+
+def _probe(conn: sqlite3.Connection, chat: Candidate, terms: Sequence[Term]) -> None:
+    low = chat.num << SESSION_SHIFT
+    for i, term in enumerate(terms):
+        if i in chat.covered:
+            continue
+        match = term.match()
+        if conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone() or (
+            conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
+        ):
+            chat.covered.add(i)
+
+
+def _stamp(chat: Candidate) -> float:
+    return chat.active_to.timestamp() if chat.active_to is not None else 0.0
+
+
+def _base_score(chat: Candidate, now: datetime) -> float:
+    score = 0.0
+    if chat.entry_rank is not None:
+        score += ENTRY_WEIGHT / (RRF_K + chat.entry_rank)
+    if chat.digest_rank is not None:
+        score += DIGEST_WEIGHT / (RRF_K + chat.digest_rank)
+    if chat.entry_matches > 1:
+        score += MULTI_BONUS * min(chat.entry_matches - 1, 4) / 4
+    if chat.active_to is not None:
+        idle = max((now - chat.active_to).total_seconds() / 86400, 0.0)
+        score += RECENCY_BONUS * 0.5 ** (idle / RECENCY_HALF_LIFE)
+    return score
+
+
+def _snippet(conn: sqlite3.Connection, chat: Candidate, expr: str) -> str:
+    if chat.best_rowid is not None:
+        row = conn.execute(ENTRY_SNIPPET, (expr, chat.best_rowid)).fetchone()
+        if row:
+            return str(row[0])
+    row = conn.execute(DIGEST_SNIPPET, (expr, chat.num)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
+    return ChatHit(
+        session_id=chat.session_id,
+        title=chat.title,
+        score=chat.score,
+        status=chat.status,
+        snippet=snippet,
+        harness=chat.harness,
+        created_at=chat.created_at,
+        updated_at=chat.updated_at,
+        matched_terms=tuple(t.label for i, t in enumerate(terms) if i in chat.covered),
+        entry_matches=chat.entry_matches,
+        digest_match=chat.digest_rank is not None,
+    )
+
+
+def retrieve(
+    conn: sqlite3.Connection,
+    terms: Sequence[Term],
+    filters: Filters,
+    now: datetime,
+    shown: int = PROBED_CHATS,
+) -> tuple[list[Candidate], str]:
+    """Every matching chat, best first, and the mode ("and" or "or") that found them.
+
+    After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
+    terms they match; that decides the bonus for covering every term.
+    """
+    chats = _collect(conn, terms, True, filters)
+    mode = "and"
+    if len(chats) < MIN_AND_CHATS and len(terms) > 1:
+        chats = _collect(conn, terms, False, filters)
+        mode = "or"
+    ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
+    for position, chat in enumerate(ranked):
+        chat.score = _base_score(chat, now)
+        if mode == "or" and position < max(shown, PROBED_CHATS):
+            _probe(conn, chat, terms)
+        if len(terms) > 1 and len(chat.covered) == len(terms):
+            chat.score += COVER_BONUS
+    ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
+    return ranked, mode
+
+
+def hits(
+    conn: sqlite3.Connection, chats: Sequence[Candidate], terms: Sequence[Term]
+) -> list[ChatHit]:
+    """Chat hits with snippets (one snippet query per returned chat)."""
+    expr = fts.any_of(t.match() for t in terms)
+    return [_hit(c, terms, _snippet(conn, c, expr) if terms else "") for c in chats]
+
+
+def recent(conn: sqlite3.Connection, filters: Filters) -> list[Candidate]:
+    """With nothing to match: the chats the filters allow, latest activity first."""
+    chats = [c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)]
+    chats.sort(key=lambda c: (_stamp(c), c.num), reverse=True)
+    return chats

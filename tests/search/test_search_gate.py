@@ -1,0 +1,121 @@
+"""The gate: confident only for a clear winner that matched every word, and
+each way of not being confident says so."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sessionforest import Forest
+from sessionforest.search.gate import judge
+from sessionforest.search.results import ChatHit, GateReason
+from sessionforest.search.terms import Term, TermChoice
+
+NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
+
+
+def test_the_only_chat_that_matches_is_confident(forest: Forest, make_chat: Any) -> None:
+    sid = make_chat("Recipe scaler", ["scale a recipe to eleven servings"])
+    make_chat("Other", ["nothing to see"])
+    result = forest.search_chats("recipe scaler", now=NOW)
+    assert result.confident
+    assert result.reason == GateReason.ONLY_HIT
+    assert result.top is not None and result.top.session_id == sid
+    assert "only chat" in result.detail
+
+
+def test_a_clear_leader_matching_every_word_twice_is_confident(
+    forest: Forest, make_chat: Any
+) -> None:
+    # The leader matches in its digest and its entries; the others once, late.
+    leader = make_chat("Postgres vacuum bloat", ["postgres vacuum bloat again", "tune vacuum"])
+    for i in range(3):
+        make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum bloat notes"])
+    result = forest.search_chats("postgres vacuum bloat", now=NOW)
+    assert result.top is not None and result.top.session_id == leader
+    assert result.top.matches >= 2
+    assert result.hits[0].score >= 1.5 * result.hits[1].score
+    assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
+
+
+def test_twins_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
+    make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
+    make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
+    result = forest.search_chats("kanji flashcards", now=NOW)
+    assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
+    assert "1.5x" in result.detail
+
+
+def test_a_top_chat_with_a_single_match_is_not_enough(forest: Forest, make_chat: Any) -> None:
+    make_chat("a", ["x", "y", "penguin"], age_days=1)
+    make_chat("b", ["x", "y", "penguin"], age_days=2)
+    result = forest.search_chats("penguin", now=NOW)
+    assert result.top is not None and result.top.matches == 1
+    assert (result.confident, result.reason) == (False, GateReason.SINGLE_MATCH)
+
+
+def test_an_unknown_word_is_never_confident(forest: Forest, make_chat: Any) -> None:
+    make_chat("Recipe scaler", ["scale a recipe"])
+    result = forest.search_chats("recipe frobnicator", now=NOW)
+    assert len(result.hits) == 1
+    assert (result.confident, result.reason) == (False, GateReason.UNKNOWN_TERMS)
+    assert "frobnicator" in result.detail
+
+
+def test_a_prefix_match_is_never_confident(forest: Forest, make_chat: Any) -> None:
+    make_chat("Kubernetes", ["kubernetes probes"])
+    result = forest.search_chats("kube", now=NOW)
+    assert len(result.hits) == 1
+    assert (result.confident, result.reason) == (False, GateReason.PREFIX_TERMS)
+
+
+def test_a_top_chat_missing_a_word_is_not_confident(forest: Forest, make_chat: Any) -> None:
+    make_chat("Kanji flashcards", ["kanji deck", "kanji strokes"])
+    make_chat("Sushi", ["sushi rice"])
+    result = forest.search_chats("kanji sushi", now=NOW)
+    assert result.mode == "or"
+    assert (result.confident, result.reason) == (False, GateReason.TOP_MISSES_TERMS)
+    assert result.top is not None
+    [missing] = {"kanji", "sushi"} - set(result.top.matched_terms)
+    assert result.detail == f"the top chat does not match {missing}"
+
+
+def test_no_hits_and_no_terms_say_so(forest: Forest, make_chat: Any) -> None:
+    make_chat("Kanji", ["kanji deck"], age_days=40)
+    result = forest.search_chats("kanji yesterday", now=NOW)
+    assert (result.confident, result.reason, result.hits) == (False, GateReason.NO_HITS, ())
+    result = forest.search_chats("the and of", now=NOW)
+    assert (result.confident, result.reason) == (False, GateReason.NO_TERMS)
+    result = forest.search_chats("last month", now=NOW)
+    assert len(result.hits) == 1  # filters alone list chats, but never confidently
+    assert (result.confident, result.reason) == (False, GateReason.NO_TERMS)
+
+
+def _hit(score: float, terms: tuple[str, ...], entries: int, digest: bool) -> ChatHit:
+    return ChatHit("s", "t", score, "active", "", "", "", "", terms, entries, digest)
+
+
+def _choice(*words: str) -> TermChoice:
+    return TermChoice(tuple(Term(w, (w,), 1, 0) for w in words), (), (), ())
+
+
+def test_the_lead_threshold_is_one_and_a_half() -> None:
+    choice = _choice("a", "b")
+    top = _hit(0.03, ("a", "b"), 2, False)
+    assert judge(choice, top, _hit(0.02, ("a",), 1, False))[:2] == (True, GateReason.CLEAR_LEAD)
+    assert judge(choice, top, _hit(0.0201, ("a",), 1, False))[:2] == (
+        False,
+        GateReason.NARROW_LEAD,
+    )
+    assert judge(choice, top, None)[:2] == (True, GateReason.ONLY_HIT)
+    one_match = _hit(0.03, ("a", "b"), 0, True)
+    assert judge(choice, one_match, _hit(0.001, (), 1, False))[1] == GateReason.SINGLE_MATCH
+    assert judge(choice, one_match, None)[1] == GateReason.ONLY_HIT
+
+
+def test_result_json_carries_the_verdict(forest: Forest, make_chat: Any) -> None:
+    sid = make_chat("Recipe scaler", ["scale a recipe"])
+    doc = forest.search_chats("recipe", now=NOW).to_json()
+    assert doc["confident"] is True and doc["reason"] == "only-hit"
+    assert doc["hits"][0]["session_id"] == sid
+    assert set(doc) >= {"confident", "reason", "detail", "hits", "unknown_terms", "window"}

@@ -1,0 +1,135 @@
+"""T0 against a pinned clock: time phrases, harness words, phrases, stopwords."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from sessionforest.search.query import parse_query, split_words, time_window
+
+NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)  # a Wednesday
+MIDNIGHT = datetime(2026, 9, 30, tzinfo=UTC)
+D = timedelta(days=1)
+
+
+def at(year: int, month: int, day: int, hour: int = 0) -> datetime:
+    return datetime(year, month, day, hour, tzinfo=UTC)
+
+
+WINDOWS = [
+    ("today", MIDNIGHT, NOW),
+    ("earlier today", MIDNIGHT, NOW),
+    ("yesterday", MIDNIGHT - D, MIDNIGHT),
+    ("last night", MIDNIGHT - D, MIDNIGHT),
+    ("the day before yesterday", MIDNIGHT - 2 * D, MIDNIGHT - D),
+    ("1 day ago", NOW - 2 * D, NOW),
+    ("3 days ago", NOW - 4 * D, NOW - 2 * D),
+    ("three days ago", NOW - 4 * D, NOW - 2 * D),
+    ("a couple of days ago", NOW - 3 * D, NOW - D),
+    ("a few days ago", NOW - 6 * D, NOW - D),
+    ("several days ago", NOW - 6 * D, NOW - D),
+    ("this week", NOW - 7 * D, NOW),
+    ("last week", NOW - 14 * D, NOW),
+    ("a week ago", NOW - 14 * D, NOW),
+    ("2 weeks ago", NOW - 21 * D, NOW - 7 * D),
+    ("in the last 3 days", NOW - 3 * D, NOW),
+    ("past 2 weeks", NOW - 14 * D, NOW),
+    ("this month", at(2026, 9, 1), NOW),
+    ("last month", at(2026, 8, 1), NOW),
+    ("2 months ago", at(2026, 6, 30, 15), at(2026, 8, 30, 15)),
+    ("recently", NOW - 14 * D, NOW),
+    ("lately", NOW - 14 * D, NOW),
+    ("monday", at(2026, 9, 28), at(2026, 9, 29)),
+    ("on tuesday", at(2026, 9, 29), at(2026, 9, 30)),
+    ("last friday", at(2026, 9, 25), at(2026, 9, 26)),
+    # Said on a Wednesday, "wednesday" is the one before: today would be "today".
+    ("wednesday", at(2026, 9, 23), at(2026, 9, 24)),
+    ("in march", at(2026, 3, 1), at(2026, 4, 1)),
+    ("in september", at(2026, 9, 1), NOW),  # the current month, up to now
+    ("in october", at(2025, 10, 1), at(2025, 11, 1)),  # not begun this year yet
+    ("in dec", at(2025, 12, 1), at(2026, 1, 1)),
+    ("during may", at(2026, 5, 1), at(2026, 6, 1)),
+    ("last september", at(2025, 9, 1), at(2025, 10, 1)),
+    ("in march 2024", at(2024, 3, 1), at(2024, 4, 1)),
+    ("this year", at(2026, 1, 1), NOW),
+    ("last year", at(2025, 1, 1), at(2026, 1, 1)),
+]
+
+
+@pytest.mark.parametrize(("phrase", "start", "end"), WINDOWS)
+def test_time_phrases_resolve_against_the_injected_clock(
+    phrase: str, start: datetime, end: datetime
+) -> None:
+    parsed = parse_query(f"kanji deck {phrase}", NOW)
+    assert parsed.window is not None, phrase
+    assert (parsed.window.start, parsed.window.end) == (start, end)
+    assert parsed.window.phrase == phrase
+    assert parsed.words == ("kanji", "deck")  # the phrase's words are not search terms
+
+
+def test_a_moved_clock_moves_the_window() -> None:
+    later = NOW + 40 * D
+    window, _ = time_window("yesterday", later)
+    assert window is not None
+    assert window.start == datetime(2026, 11, 8, tzinfo=UTC)
+
+
+def test_calendar_days_follow_the_clocks_time_zone() -> None:
+    tokyo = NOW.astimezone(timezone(timedelta(hours=9)))  # already Oct 1, 00:00 there
+    window, _ = time_window("yesterday", tokyo)
+    assert window is not None
+    assert window.start == datetime(2026, 9, 30, tzinfo=tokyo.tzinfo)
+    assert window.to_json()["start"] == "2026-09-29T15:00:00.000Z"
+
+
+def test_a_naive_clock_is_utc() -> None:
+    window, _ = time_window("today", NOW.replace(tzinfo=None))
+    assert window is not None and window.start == MIDNIGHT
+
+
+def test_the_first_time_phrase_wins_and_every_one_is_removed() -> None:
+    parsed = parse_query("yesterday kanji in march", NOW)
+    assert parsed.window is not None and parsed.window.phrase == "yesterday"
+    assert parsed.words == ("kanji",)
+
+
+@pytest.mark.parametrize(
+    "query", ["may the build pass", "days of the week", "ago", "marching band", "weekday"]
+)
+def test_words_that_only_look_like_time_are_not_a_window(query: str) -> None:
+    parsed = parse_query(query, NOW)
+    assert parsed.window is None
+    assert parsed.words  # the words stay searchable
+
+
+def test_harness_words_known_to_the_store_become_a_filter() -> None:
+    parsed = parse_query("Claude sidecar crash", NOW, ["claude", "codex", ""])
+    assert parsed.harnesses == ("claude",)
+    assert parsed.words == ("sidecar", "crash")
+    assert parse_query("claude sidecar", NOW, []).words == ("claude", "sidecar")
+
+
+def test_quoted_text_is_a_phrase_and_never_a_time_harness_or_stopword() -> None:
+    parsed = parse_query('"the build is green" yesterday "codex" codex', NOW, ["codex"])
+    assert parsed.phrases == ("the build is green", "codex")
+    assert parsed.harnesses == ("codex",)
+    assert parsed.words == ()
+    assert parsed.window is not None
+
+
+def test_an_unbalanced_quote_is_dropped() -> None:
+    parsed = parse_query('refresh "token rotation', NOW)
+    assert parsed.phrases == ()
+    assert parsed.words == ("refresh", "token", "rotation")
+
+
+def test_stopwords_go_and_are_reported() -> None:
+    parsed = parse_query("What was THE chat about the kanji deck?", NOW)
+    assert parsed.words == ("kanji", "deck")
+    assert set(parsed.stopwords) == {"what", "was", "the", "chat", "about"}
+
+
+def test_words_are_lower_cased_stripped_and_deduplicated() -> None:
+    assert split_words("(Kanji), kanji! -x- set_focus ...") == ["kanji", "kanji", "x", "set_focus"]
+    assert parse_query("Kanji kanji KANJI", NOW).words == ("kanji",)
