@@ -19,7 +19,9 @@ from datetime import UTC, datetime
 
 import bench_append
 import bench_import
+import bench_index_append
 import bench_path
+import bench_search
 import bench_skeleton
 import bench_stamp
 import datagen
@@ -32,6 +34,8 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_skeleton.NAME: bench_skeleton.run,
     bench_import.NAME: bench_import.run,
     bench_stamp.NAME: bench_stamp.run,
+    bench_search.NAME: bench_search.run,
+    bench_index_append.NAME: bench_index_append.run,
 }
 
 

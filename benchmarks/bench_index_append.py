@@ -1,0 +1,232 @@
+"""Appends with indexing stay fast: `Forest.append` against raw SQL into the same index.
+
+Both sides append the same alternating user/assistant messages (~200
+characters drawn from a 20,000-word Zipf vocabulary, so every append adds real
+postings) to the same chat of identical copies of an indexed store: the Bridge
+corpus scaled to 100k entries (see `search_data.build_scaled_bridge`), one
+`BEGIN IMMEDIATE` ... `COMMIT` per entry. The floor is the least a durable
+indexed append must do: insert the row and upsert the head, with payload JSON,
+ids and timestamps precomputed and the sequence and parent tracked in Python.
+Both sides run on the same schema, so the floor's inserts fire the very same
+FTS5 triggers (entry index, chat activity, digest): the index work is
+identical and everything else the library does (validation, id and clock
+minting, JSON encoding, reading the head and next sequence) is its cost. A
+third side, the floor on a copy whose index triggers are dropped, shows what
+the index itself costs per append (information only).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+import harness
+import search_data
+from harness import Row, Section
+from sessionforest import Forest
+from sessionforest.ids import iso, new_id, utc_now
+
+NAME = "index_append"
+TARGET = 0.60  # library throughput >= 60% of the floor's
+SESSION = "target-00"  # a labelled Bridge chat of 100 entries, digest already filled
+
+UPSERT_HEAD = (
+    "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+    "updated_at = excluded.updated_at"
+)
+
+
+def _sizes(quick: bool) -> tuple[int, int, int]:
+    """(copies of the 20k-entry corpus in the store, appends per run, runs)."""
+    return (1, 600, 3) if quick else (5, 3_000, 7)
+
+
+def _library(template: Path, items: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    db = harness.copy_store(template, harness.WORK / "index-append-library.db")
+    forest = Forest.open(db)
+    append = forest.append
+    latencies = [0] * len(items)
+    clock = harness.clock_ns
+    try:
+        start = clock()
+        for i, (kind, payload) in enumerate(items):
+            t0 = clock()
+            append(SESSION, kind, payload)
+            latencies[i] = clock() - t0
+        total = clock() - start
+        count = forest.session(SESSION).entry_count
+        indexed = _indexed(forest.path)
+    finally:
+        forest.close()
+        harness.remove_db(db)
+    return {"total_ns": total, "latencies": latencies, "entries": count, "indexed": indexed}
+
+
+def _floor(
+    template: Path, name: str, kinds: list[str], bodies: list[str], *, drop_index: bool = False
+) -> dict[str, Any]:
+    db = harness.copy_store(template, harness.WORK / f"index-append-{name}.db")
+    conn = harness.raw_connect(db)
+    if drop_index:
+        for trigger in _index_triggers():
+            conn.execute(f"DROP TRIGGER {trigger}")
+        harness.checkpoint(conn)
+    head, count = conn.execute(
+        "SELECT h.active_entry_id, (SELECT MAX(sequence) FROM session_entries "
+        "WHERE session_id = h.session_id) FROM session_heads h WHERE h.session_id = ?",
+        (SESSION,),
+    ).fetchone()
+    n = len(bodies)
+    ids = [new_id() for _ in range(n)]
+    stamp = iso(utc_now())
+    execute = conn.execute
+    latencies = [0] * n
+    clock = harness.clock_ns
+    try:
+        start = clock()
+        for i in range(n):
+            t0 = clock()
+            execute("BEGIN IMMEDIATE")
+            execute(
+                search_data.INSERT_ENTRY,
+                (ids[i], SESSION, head, count + i + 1, kinds[i], bodies[i], stamp),
+            )
+            execute(UPSERT_HEAD, (SESSION, ids[i], stamp))
+            execute("COMMIT")
+            latencies[i] = clock() - t0
+            head = ids[i]
+        total = clock() - start
+        entries = execute(
+            "SELECT COUNT(*) FROM session_entries WHERE session_id = ?", (SESSION,)
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    indexed = _indexed(db)
+    harness.remove_db(db)
+    return {"total_ns": total, "latencies": latencies, "entries": entries, "indexed": indexed}
+
+
+def _index_triggers() -> list[str]:
+    from sessionforest.search import index
+
+    pattern = re.compile(r"CREATE\s+TRIGGER\s+(\w+)")
+    return [m[1] for sql in index.CREATE_TRIGGERS if (m := pattern.search(sql))]
+
+
+def _indexed(path: Path) -> int:
+    conn = harness.raw_connect(path)
+    try:
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM session_entry_fts WHERE session_id = ?", (SESSION,)
+            ).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def run(quick: bool) -> Section:
+    copies, appends, runs = _sizes(quick)
+    corpus = search_data.load_bridge()
+    template = harness.WORK / "index-append-template.db"
+    built = search_data.build_scaled_bridge(template, corpus, copies)
+    rng = random.Random(7)
+    lexicon = search_data.Lexicon(rng)
+    kinds = [search_data.USER if i % 2 == 0 else search_data.ASSISTANT for i in range(appends)]
+    texts = [lexicon.sentence(rng, 28, 40)[:220] for _ in range(appends)]
+    items = [(kind, search_data.message(text)) for kind, text in zip(kinds, texts, strict=True)]
+    bodies = [orjson.dumps(payload).decode() for _, payload in items]
+
+    sides: dict[str, Callable[[], dict[str, Any]]] = {
+        "library": lambda: _library(template, items),
+        "floor": lambda: _floor(template, "floor", kinds, bodies),
+        "unindexed": lambda: _floor(template, "unindexed", kinds, bodies, drop_index=True),
+    }
+    try:
+        results = harness.interleaved(runs, sides)
+    finally:
+        harness.remove_db(template)
+    before = corpus.entries_per_chat
+    for side, rs in results.items():
+        for r in rs:
+            assert r["entries"] == before + appends, f"{side}: an append went missing"
+            want = before + (0 if side == "unindexed" else appends)
+            assert r["indexed"] == want, f"{side}: {r['indexed']} indexed, expected {want}"
+
+    def summary(side: str) -> tuple[float, float, float]:
+        rs = results[side]
+        per_s = harness.median([appends / (r["total_ns"] / 1e9) for r in rs])
+        p50 = harness.median([harness.percentile(r["latencies"], 50) for r in rs])
+        p99 = harness.median([harness.percentile(r["latencies"], 99) for r in rs])
+        return per_s, p50, p99
+
+    lib, floor, bare = summary("library"), summary("floor"), summary("unindexed")
+    share = lib[0] / floor[0]
+    per_run = {side: [appends / (r["total_ns"] / 1e9) for r in rs] for side, rs in results.items()}
+    return Section(
+        name=NAME,
+        title="7. Appends with the search index",
+        summary=(
+            f"{appends:,} appends per run, alternating `user.message` and `assistant.message` "
+            f"of ~200 characters, into a chat of {before} entries in an indexed store of "
+            f"{built.entries:,} entries ({built.chats:,} chats; a fresh copy per run and side), "
+            f"one transaction each; {runs} runs per side. Library: `Forest.append(sid, kind, "
+            "payload)`. Floor: `BEGIN IMMEDIATE`; `INSERT` entry; head `INSERT ... ON CONFLICT "
+            "DO UPDATE`; `COMMIT`, with precomputed payload JSON, ids and timestamp, on the same "
+            "schema, so the same FTS5 triggers do the same index work. Ratio = library "
+            "throughput / floor throughput."
+        ),
+        rows=[
+            Row(
+                "throughput",
+                harness.rate(lib[0], "appends"),
+                harness.rate(floor[0], "appends"),
+                f"{share:.0%}",
+                f">= {TARGET:.0%}",
+                harness.verdict(share >= TARGET),
+            ),
+            Row(
+                "p50 latency",
+                harness.us(lib[1]),
+                harness.us(floor[1]),
+                harness.ratio(lib[1] / floor[1]),
+            ),
+            Row(
+                "p99 latency",
+                harness.us(lib[2]),
+                harness.us(floor[2]),
+                harness.ratio(lib[2] / floor[2]),
+            ),
+            Row(
+                "index cost: floor with vs without the index triggers",
+                harness.rate(floor[0], "appends"),
+                harness.rate(bare[0], "appends"),
+                f"{floor[0] / bare[0]:.0%}",
+                "info",
+            ),
+            Row(
+                "index cost per append (p50, floor with minus without)",
+                harness.us(floor[1] - bare[1]),
+                "",
+                "",
+                "info",
+            ),
+        ],
+        notes=[
+            "Per-run throughput (appends/s), library: "
+            + ", ".join(f"{x:,.0f}" for x in per_run["library"])
+            + "; floor: "
+            + ", ".join(f"{x:,.0f}" for x in per_run["floor"])
+            + "; floor without the index: "
+            + ", ".join(f"{x:,.0f}" for x in per_run["unindexed"])
+            + f" ({harness.spread(per_run['library'], per_run['floor'])}, library/floor).",
+            "Every run checks that each side stored every append and that the indexed sides "
+            "indexed every one (and the unindexed side none).",
+        ],
+    )
