@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 import bench_append
 import bench_import
+import bench_importers
 import bench_index_append
 import bench_path
 import bench_search
@@ -36,6 +37,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
     bench_index_append.NAME: bench_index_append.run,
+    bench_importers.NAME: bench_importers.run,
 }
 
 

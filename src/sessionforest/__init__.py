@@ -11,6 +11,7 @@ from .errors import (
     DeltaRefused,
     DuplicateId,
     EmptySession,
+    EntryConflict,
     ForeignEntry,
     ForestError,
     HeadMoved,
@@ -39,6 +40,8 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
+from .io.common import ChatReport, ImportReport, SkippedLine
+from .io.gasp import Transcript
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
 from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
@@ -54,12 +57,14 @@ __all__ = [
     "AnthropicStreamAdapter",
     "BackendUnavailable",
     "ChatHit",
+    "ChatReport",
     "ChatSearch",
     "CheckReport",
     "DeltaRefused",
     "DuplicateId",
     "EmptySession",
     "Entry",
+    "EntryConflict",
     "EntryHit",
     "ForeignEntry",
     "Forest",
@@ -68,6 +73,7 @@ __all__ = [
     "HeadMoved",
     "HistoryDiverged",
     "ImportRejected",
+    "ImportReport",
     "InvalidArgument",
     "InvalidPayload",
     "JsonlParseError",
@@ -88,10 +94,12 @@ __all__ = [
     "SessionInfo",
     "SessionQuarantined",
     "SessionStatus",
+    "SkippedLine",
     "StoreBusy",
     "StoreError",
     "StoreUnreadable",
     "TimeWindow",
+    "Transcript",
     "TreeItem",
     "UnknownCheckpoint",
     "UnknownEntry",

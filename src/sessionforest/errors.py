@@ -25,6 +25,7 @@
     │   ├── StoreBusy                path: other writers held the store past the timeout
     │   ├── StoreUnreadable          path: not a database, or a path that cannot hold one
     │   ├── ImportRejected           path, line, reason (entry_id when known)
+    │   │   └── EntryConflict        an imported id is already stored with other content
     │   ├── MigrationError           migration name, reason
     │   ├── NotOnActiveBranch        entry_id, session_id: evidence off the active branch
     │   ├── NotEvidence              entry_id, kind: only worker.result entries are evidence
@@ -238,7 +239,11 @@ class ImportRejected(StoreError):
         self.entry_id = entry_id
         at = f":{line}" if line is not None else ""
         entry = f" (entry {entry_id})" if entry_id else ""
-        super().__init__(f"{path}{at}{entry}: {reason}; nothing was imported")
+        super().__init__(f"{path}{at}{entry}: {reason}; nothing of this chat was imported")
+
+
+class EntryConflict(ImportRejected):
+    """A re-import met an entry id stored earlier with different content."""
 
 
 class MigrationError(StoreError):

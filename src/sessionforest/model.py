@@ -245,6 +245,16 @@ class SessionInfo:
     head: str | None
     entry_count: int
     quarantine: str | None = None
+    # Set for imported chats: the format, file and the source's own session id.
+    source_format: str | None = None
+    source_path: str | None = None
+    source_id: str | None = None
+
+    @property
+    def source(self) -> dict[str, str | None] | None:
+        if self.source_format is None:
+            return None
+        return {"format": self.source_format, "path": self.source_path, "id": self.source_id}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -259,6 +269,7 @@ class SessionInfo:
             "head": self.head,
             "entry_count": self.entry_count,
             "quarantine": self.quarantine,
+            "source": self.source,
         }
 
 

@@ -81,7 +81,7 @@ def test_a_bad_line_names_file_and_line_and_imports_nothing(
     dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
     line = fresh.fail(1, "import", "jsonl", str(dump))
     assert f"{dump}:4" in line
-    assert "nothing was imported" in line
+    assert "nothing of this chat was imported" in line
     assert fresh.json("sessions", "--all") == []
 
 

@@ -1,7 +1,8 @@
-"""File commands: `forest export` writes native JSONL, `forest import <format>` reads it.
+"""File commands: `forest export` writes sessions out, `forest import <format>` reads them in.
 
-`import` is a group with one subcommand per format (`jsonl` today), so later
-importers slot in beside it without changing what existing scripts type.
+`export` takes a session (`--format native|yoagent`) or the `gasp` subcommand;
+`import` has one subcommand per format (claude-code, chatgpt, pi, yoagent,
+jsonl). Imports draw a rich progress bar on a terminal and end with a summary.
 """
 
 from __future__ import annotations
@@ -9,33 +10,62 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import click
 
+from ..io.claude_code import DEFAULT_ROOT
+from ..io.common import ImportReport
 from .common import State, emit_json, json_option, pass_state
 
+F = TypeVar("F", bound=Callable[..., Any])
+PROGRESS_FROM = 1 << 20  # imports smaller than this finish before a bar is worth drawing
 
-def _export_to_file(state: State, session: str, output: Path) -> int:
+
+def _to_file(output: Path, write: Callable[[IO[str]], Any]) -> Any:
     """Write through a temporary file so a failed export never leaves a partial one."""
-    forest = state.forest
-    forest.session(session)  # an unknown session fails before any file is made
     try:
         fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
     except OSError as exc:
         raise click.ClickException(f"cannot write {output}: {exc.strerror}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            count = forest.export_jsonl(session, handle)
+            result = write(handle)
         os.replace(tmp, output)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return count
+    return result
 
 
-@click.command()
+class _ExportGroup(click.Group):
+    """`forest export SESSION ...` runs the `session` subcommand: anything that is not a
+    subcommand name is a session id (`forest export session gasp` exports one named gasp)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = ["session", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_ExportGroup)
+def export() -> None:
+    """Export a session: `forest export SESSION` or `forest export gasp SESSION DIR`."""
+
+
+@export.command("session")
 @click.argument("session")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["native", "yoagent"]),
+    default="native",
+    show_default=True,
+    help="native: every branch, exactly; yoagent: the active tree as yoagent's Session writes it.",
+)
 @click.option(
     "--output",
     "-o",
@@ -43,28 +73,181 @@ def _export_to_file(state: State, session: str, output: Path) -> int:
     help="Write to this file instead of stdout.",
 )
 @pass_state
-def export(state: State, session: str, output: Path | None) -> None:
-    """Export SESSION, every branch, as native JSONL."""
+def export_session(state: State, session: str, fmt: str, output: Path | None) -> None:
+    """Export SESSION as native JSONL (default) or yoagent JSONL."""
+    forest = state.forest
+    forest.session(session)  # an unknown session fails before any file is made
+    if fmt == "native":
+
+        def write(out: IO[str]) -> str:
+            return f"{forest.export_jsonl(session, out)} entries"
+
+    else:
+
+        def write(out: IO[str]) -> str:
+            lines, left_out = forest.export_yoagent(session, out)
+            below = f" ({left_out} entries below the head left out)" if left_out else ""
+            return f"{lines} messages{below}"
+
     if output is None or str(output) == "-":
-        state.forest.export_jsonl(session, sys.stdout)
+        write(sys.stdout)
         return
-    count = _export_to_file(state, session, output)
+    what = _to_file(output, write)
     # stderr: the file is the result; stdout stays free for scripts.
-    click.echo(f"exported {count} entries to {output}", err=True)
+    click.echo(f"exported {what} to {output}", err=True)
+
+
+@export.command("gasp")
+@click.argument("session")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--run-id", help="Name of the transcript file (default: the session id).")
+@json_option
+@pass_state
+def export_gasp(
+    state: State, session: str, directory: Path, run_id: str | None, as_json: bool
+) -> None:
+    """Write DIRECTORY/transcripts/<run-id>.jsonl.gz (GASP) and print its sha256."""
+    transcript = state.forest.export_gasp(session, directory, run_id)
+    if as_json:
+        emit_json(transcript.to_json())
+    else:
+        # sha256sum's format: `cd DIRECTORY && sha256sum -c` checks it.
+        click.echo(f"{transcript.sha256}  {transcript.relative}")
 
 
 @click.group("import")
 def import_group() -> None:
-    """Import a session from a file (one subcommand per format)."""
+    """Import chats from files other tools wrote (one subcommand per format)."""
+
+
+class _Bar:
+    """The rich progress bar on stderr, drawn only on a terminal and for long imports."""
+
+    def __init__(self) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+
+    def begin(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        console = Console(stderr=True)
+        if total < PROGRESS_FROM or not console.is_terminal:
+            return
+        self._progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("importing", total=total)
+
+    def advance(self, done: int) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task, done)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+@contextmanager
+def _bar() -> Iterator[_Bar]:
+    bar = _Bar()
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _show(report: ImportReport, as_json: bool) -> None:
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"imported {report.summary()}")
+    for skipped in report.skipped:
+        click.echo(f"skipped {skipped}")
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def _run(state: State, fmt: str, path: Path, skip_bad: bool, as_json: bool) -> None:
+    with _bar() as bar:
+        report = state.forest.import_chats(fmt, path, skip_bad=skip_bad, progress=bar)
+    _show(report, as_json)
+
+
+def import_options(fn: F) -> F:
+    """`--skip-bad` and `--json`, shared by every format."""
+    fn = click.option(
+        "--skip-bad",
+        is_flag=True,
+        help="Skip (and report) bad lines instead of failing their chat.",
+    )(fn)
+    return json_option(fn)
+
+
+_EXISTING = click.Path(exists=True, path_type=Path)
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@import_group.command("claude-code")
+@click.argument("directory", required=False, type=_EXISTING)
+@import_options
+@pass_state
+def import_claude_code(state: State, directory: Path | None, skip_bad: bool, as_json: bool) -> None:
+    """Import Claude Code transcripts (DIRECTORY defaults to ~/.claude/projects)."""
+    if directory is None:
+        directory = DEFAULT_ROOT.expanduser()
+        if not directory.is_dir():
+            raise click.UsageError(f"no Claude Code transcripts at {directory}; name a directory")
+    _run(state, "claude-code", directory, skip_bad, as_json)
+
+
+@import_group.command("chatgpt")
+@click.argument("file", type=_FILE)
+@import_options
+@pass_state
+def import_chatgpt(state: State, file: Path, skip_bad: bool, as_json: bool) -> None:
+    """Import a ChatGPT export: conversations.json, one conversation, or the export .zip."""
+    _run(state, "chatgpt", file, skip_bad, as_json)
+
+
+@import_group.command("pi")
+@click.argument("path", type=_EXISTING)
+@import_options
+@pass_state
+def import_pi(state: State, path: Path, skip_bad: bool, as_json: bool) -> None:
+    """Import pi coding-agent sessions (one .jsonl file or a directory of them)."""
+    _run(state, "pi", path, skip_bad, as_json)
+
+
+@import_group.command("yoagent")
+@click.argument("file", type=_FILE)
+@import_options
+@pass_state
+def import_yoagent(state: State, file: Path, skip_bad: bool, as_json: bool) -> None:
+    """Import a yoagent Session JSONL file (as `Session::to_jsonl` writes it)."""
+    _run(state, "yoagent", file, skip_bad, as_json)
 
 
 @import_group.command("jsonl")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=_FILE)
 @json_option
 @pass_state
 def import_jsonl(state: State, file: Path, as_json: bool) -> None:
     """Import one native JSONL session (as written by `forest export`); all or nothing."""
-    sid = state.forest.import_jsonl(file)
+    sid = state.forest.import_native(file).id
     if as_json:
         emit_json({"id": sid})
     else:

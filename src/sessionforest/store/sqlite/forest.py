@@ -49,6 +49,7 @@ from ...model import (
 )
 from ...search.mixin import SearchMixin
 from . import integrity, migrations
+from .bulk import BulkMixin
 from .trees import TreesMixin
 
 
@@ -128,7 +129,8 @@ FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id WHERE s.id = ?
 SESSION_ROW = """
 SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
        COALESCE(h.updated_at, s.created_at), h.active_entry_id,
-       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine
+       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine,
+       s.source_format, s.source_path, s.source_id
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
@@ -213,7 +215,7 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest(TreesMixin, SearchMixin):
+class Forest(TreesMixin, SearchMixin, BulkMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:

@@ -265,6 +265,22 @@ def session_search_index(conn: sqlite3.Connection) -> None:
     index.create(conn)
 
 
+@migration
+def session_sources(conn: sqlite3.Connection) -> None:
+    # Where an imported chat came from (format, file, the source's own session
+    # id), its summary and the git branch it last ran on. Imported ids derive
+    # from (format, source id), so the index serves "was this imported?".
+    _run(
+        conn,
+        "ALTER TABLE sessions ADD COLUMN source_format TEXT",
+        "ALTER TABLE sessions ADD COLUMN source_path TEXT",
+        "ALTER TABLE sessions ADD COLUMN source_id TEXT",
+        "ALTER TABLE sessions ADD COLUMN summary TEXT",
+        "ALTER TABLE sessions ADD COLUMN git_branch TEXT",
+        "CREATE INDEX sessions_source ON sessions(source_format, source_id)",
+    )
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 

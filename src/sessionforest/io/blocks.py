@@ -1,0 +1,102 @@
+"""Content blocks in the camelCase agent shape (pi, yoagent) <-> the forest's blocks.
+
+Both agents tag blocks by `type` (`text`, `image`, `thinking`, `toolCall`),
+images carry `data` + `mimeType` and tool calls `arguments`; the forest uses
+`media_type`, `input` and `tool_call` (see kinds.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+
+def text(value: Any) -> dict[str, Any]:
+    return {
+        "type": "text",
+        "text": value if isinstance(value, str) else orjson.dumps(value).decode(),
+    }
+
+
+def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]]:
+    """(forest blocks, blocks with no forest equivalent) for a message of `role`.
+
+    A plain string is one text block. Images are kept for user and tool
+    messages; thinking and tool calls for assistant messages only.
+    """
+    if isinstance(content, str):
+        return [text(content)], []
+    if not isinstance(content, list):
+        raise ValueError("content must be a string or a list of blocks")
+    out: list[dict[str, Any]] = []
+    other: list[Any] = []
+    for block in content:
+        if not isinstance(block, dict):
+            raise ValueError("content holds a block that is not an object")
+        btype = block.get("type")
+        if btype == "text":
+            out.append(text(block.get("text", "")))
+        elif btype == "image" and role != "assistant" and isinstance(block.get("data"), str):
+            media = block.get("mimeType")
+            out.append(
+                {
+                    "type": "image",
+                    "data": block["data"],
+                    "media_type": media if isinstance(media, str) else "image/png",
+                }
+            )
+        elif btype == "thinking" and role == "assistant":
+            redacted = block.get("redacted")
+            if isinstance(redacted, str) and not block.get("thinking"):
+                out.append({"type": "redacted_thinking", "data": redacted})
+                continue
+            thinking = {"type": "thinking", "thinking": block.get("thinking", "")}
+            signature = block.get("signature", block.get("thinkingSignature"))
+            if isinstance(signature, str):
+                thinking["signature"] = signature
+            out.append(thinking)
+        elif btype == "toolCall" and role == "assistant":
+            args = block.get("arguments")
+            out.append(
+                {
+                    "type": "tool_call",
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "input": args if isinstance(args, dict) else {"value": args},
+                }
+            )
+        else:
+            other.append(block)
+    return out, other
+
+
+def to_agent(blocks: Any) -> list[dict[str, Any]]:
+    """Forest blocks as yoagent `Content` (serde field order: type first)."""
+    if isinstance(blocks, str):
+        return [{"type": "text", "text": blocks}]
+    out: list[dict[str, Any]] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        btype = block.get("type") if isinstance(block, dict) else None
+        if btype == "text":
+            out.append({"type": "text", "text": block.get("text", "")})
+        elif btype == "image":
+            data = block.get("data") or block.get("url") or ""
+            out.append({"type": "image", "data": data, "mimeType": block.get("media_type", "")})
+        elif btype == "thinking":
+            thinking: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking", "")}
+            if block.get("signature") is not None:
+                thinking["signature"] = block["signature"]
+            out.append(thinking)
+        elif btype == "redacted_thinking":
+            out.append({"type": "thinking", "thinking": "", "redacted": block.get("data", "")})
+        elif btype == "tool_call":
+            out.append(
+                {
+                    "type": "toolCall",
+                    "id": block.get("id", ""),
+                    "name": block.get("name", ""),
+                    "arguments": block.get("input", {}),
+                }
+            )
+    return out

@@ -1,0 +1,81 @@
+"""The GASP `transcripts/` tier: one run's whole conversation, gzipped native JSONL.
+
+`export_transcript` writes `DIR/transcripts/<run-id>.jsonl.gz` and returns its
+sha256, which a GASP run event records to reference the transcript. The bytes
+are reproducible (gzip without name or time), so the same tree gives the same
+hash. The format is documented in docs/gasp-transcripts.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from ..store.sqlite.forest import Forest
+
+# A run id becomes a file name: one path component, nothing a shell or a
+# path join could read as a directory.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    run_id: str
+    path: Path  # DIR/transcripts/<run-id>.jsonl.gz
+    relative: str  # transcripts/<run-id>.jsonl.gz, as a run event names it
+    sha256: str
+    entries: int
+    bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "relative": self.relative,
+            "sha256": self.sha256,
+            "entries": self.entries,
+            "bytes": self.bytes,
+        }
+
+
+def export_transcript(
+    forest: Forest, session_id: str, directory: Path, run_id: str | None = None
+) -> Transcript:
+    run = run_id or session_id
+    if not RUN_ID.fullmatch(run) or run.endswith(".") or ".." in run:
+        raise InvalidArgument("run id", f"{run!r} must be letters, digits, '.', '_' or '-'")
+    forest.session(session_id)  # an unknown session fails before any file is made
+    folder = directory / "transcripts"
+    folder.mkdir(parents=True, exist_ok=True)
+    relative = f"transcripts/{run}.jsonl.gz"
+    target = folder / f"{run}.jsonl.gz"
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{run}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            # No file name and a zero mtime in the header: reproducible bytes.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
+                text = io.TextIOWrapper(packed, encoding="utf-8", newline="")
+                entries = forest.export_jsonl(session_id, text)
+                text.flush()
+                text.detach()
+            raw.flush()
+            os.fsync(raw.fileno())
+        digest = hashlib.sha256()
+        with open(tmp, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Transcript(run, target, relative, digest.hexdigest(), entries, target.stat().st_size)

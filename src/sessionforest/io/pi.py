@@ -1,0 +1,285 @@
+"""pi coding-agent sessions (`~/.pi/agent/sessions/**/*.jsonl`) as chats.
+
+Line 1 is a `session` header; v1 files are linear (no ids), v2/v3 entries
+carry `id`/`parentId`. Compactions, branch summaries and model changes map to
+forest kinds; the latest label of an entry becomes a checkpoint beside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..errors import InvalidPayload
+from ..store.sqlite.bulk import ChatSpec, ChatWriter
+from . import blocks
+from .common import (
+    EPOCH,
+    MALFORMED,
+    TOO_LONG,
+    BadLines,
+    Ids,
+    ImportReport,
+    Notes,
+    Progress,
+    iso_time,
+    lines,
+    one_line,
+    reason,
+    too_long,
+    walk,
+)
+
+if TYPE_CHECKING:
+    from ..store.sqlite.forest import Forest
+
+FORMAT = "pi"
+PROVIDER = "pi"
+HIDDEN = "hidden"
+Item = tuple[str, dict[str, Any], str | None]  # (kind, payload, visibility or default)
+
+
+def import_tree(
+    forest: Forest, root: Path, report: ImportReport, bad: BadLines, progress: Progress | None
+) -> None:
+    if root.is_file():
+        files = [root]
+    else:
+        found = walk(root, lambda p: p.suffix == ".jsonl")
+        files = found.files
+        report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
+    for path in files:
+        notes = Notes(report, path)
+        try:
+            _import_file(forest, path, report, bad, progress, notes)
+        finally:
+            notes.close()
+
+
+def _import_file(
+    forest: Forest,
+    path: Path,
+    report: ImportReport,
+    bad: BadLines,
+    progress: Progress | None,
+    notes: Notes,
+) -> None:
+    with path.open("rb") as handle:
+        stream = lines(handle, progress)
+        first = next(stream, None)
+        if first is None:
+            notes.add("empty file skipped")
+            return
+        number, raw = first
+        try:
+            header = orjson.loads(raw) if raw != TOO_LONG else None
+        except orjson.JSONDecodeError:
+            header = None
+        if not (
+            isinstance(header, dict)
+            and header.get("type") == "session"
+            and isinstance(header.get("id"), str)
+            and header["id"]
+        ):
+            bad.bad(
+                path,
+                number,
+                "the first line must be a pi session header "
+                '({"type": "session", "id": ...}); file not imported',
+            )
+            return
+        version = header.get("version", 1)
+        ids = Ids(FORMAT, header["id"])
+        created = iso_time(header.get("timestamp")) or EPOCH
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+        spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], cwd=cwd)
+        with forest.bulk_chat(spec, path) as writer:
+            chat = _Chat(writer, ids, notes, created, linear=version == 1)
+            for number, raw in stream:
+                if raw == TOO_LONG:
+                    chat.index += 1  # pi would have parsed it: later indexes must agree
+                    bad.bad(path, number, too_long())
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    bad.bad(path, number, f"invalid JSON: {exc}")
+                    continue
+                # pi numbers the entries it could parse, header = 0: v1
+                # compactions point at entries by that index.
+                chat.index += 1
+                try:
+                    if not isinstance(obj, dict):
+                        raise ValueError("expected a JSON object")
+                    chat.feed(number, obj)
+                except MALFORMED as exc:
+                    bad.bad(path, number, reason(exc))
+                except InvalidPayload as exc:
+                    bad.bad(path, number, str(exc))
+            chat.close()
+    report.add(writer.result, FORMAT, path, header["id"])
+
+
+class _Chat:
+    def __init__(
+        self, writer: ChatWriter, ids: Ids, notes: Notes, start: str, linear: bool
+    ) -> None:
+        self.writer = writer
+        self.ids = ids
+        self.notes = notes
+        self.time = start
+        self.linear = linear
+        self.index = 0
+        self._labels: dict[str, tuple[str | None, str, str]] = {}  # target -> (label, key, time)
+        self._name: str | None = None
+        self._first_prompt = ""
+
+    def feed(self, number: int, obj: dict[str, Any]) -> None:
+        self.time = iso_time(obj.get("timestamp")) or self.time
+        parent: str | None
+        if self.linear:
+            key, parent = f"#{self.index}", self.writer.head
+        else:
+            given = obj.get("id")
+            if not isinstance(given, str) or not given:
+                raise ValueError("a v2/v3 entry needs a string 'id'")
+            key, parent = given, self._parent(number, obj.get("parentId"))
+        kind, payload, visibility = self._item(obj, key)
+        entry = self.ids.entry(key)
+        self.writer.add(entry, parent, kind, payload, self.time, visibility, number)
+        self.writer.head = entry
+
+    def _parent(self, number: int, parent_id: Any) -> str | None:
+        if parent_id is None:
+            return None
+        if not isinstance(parent_id, str):
+            raise ValueError("'parentId' must be a string or null")
+        parent = self.ids.entry(parent_id)
+        if self.writer.seen(parent):
+            return parent
+        self.notes.add(
+            f"line {number}: parent {parent_id} is not earlier in the file: imported as a root"
+        )
+        return None
+
+    def _ref(self, value: Any) -> str | None:
+        return self.ids.entry(value) if isinstance(value, str) and value else None
+
+    def _item(self, obj: dict[str, Any], key: str) -> Item:
+        etype = obj.get("type")
+        if etype == "message":
+            message = obj.get("message")
+            if not isinstance(message, dict):
+                raise ValueError("a message entry needs a 'message' object")
+            return self._message(message)
+        if etype == "compaction":
+            first = obj.get("firstKeptEntryId")
+            index = obj.get("firstKeptEntryIndex")
+            if self.linear and isinstance(index, int) and 0 < index < self.index:
+                first = f"#{index}"
+            kept = self._ref(first)
+            if kept is not None and not self.writer.seen(kept):
+                self.notes.add(f"compaction {key} keeps from {first}, not an earlier entry")
+                kept = None
+            payload: dict[str, Any] = {"summary": obj.get("summary"), "first_kept_entry_id": kept}
+            if isinstance(obj.get("tokensBefore"), int):
+                payload["tokens_before"] = obj["tokensBefore"]
+            return "compaction", payload, None
+        if etype == "branch_summary":
+            return (
+                "branch.summary",
+                {"summary": obj.get("summary"), "from_entry_id": self._ref(obj.get("fromId"))},
+                None,
+            )
+        if etype == "model_change":
+            payload = {"model": obj.get("modelId")}
+            if isinstance(obj.get("provider"), str):
+                payload["provider"] = obj["provider"]
+            return "model.changed", payload, None
+        if etype == "label" and isinstance(obj.get("targetId"), str):
+            label = obj.get("label")
+            self._labels[obj["targetId"]] = (
+                label if isinstance(label, str) else None,
+                key,
+                self.time,
+            )
+        elif etype == "session_info" and isinstance(obj.get("name"), str):
+            self._name = obj["name"].strip() or None
+        elif etype == "custom_message":
+            content, other = blocks.from_agent(obj.get("content"), "user")
+            return (
+                "user.message",
+                _with_other({"content": content or [blocks.text("")]}, other),
+                None,
+            )
+        # thinking_level_change, label, session_info, custom and anything newer:
+        # kept as they were, never shown to a model.
+        return "provider.notification", {"provider": PROVIDER, "event": obj}, None
+
+    def _message(self, message: dict[str, Any]) -> Item:
+        role = message.get("role")
+        if role in ("user", "custom", "hookMessage"):
+            content, other = blocks.from_agent(message.get("content"), "user")
+            if role == "user" and not self._first_prompt:
+                self._first_prompt = " ".join(b["text"] for b in content if b["type"] == "text")
+            return (
+                "user.message",
+                _with_other({"content": content or [blocks.text("")]}, other),
+                None,
+            )
+        if role == "assistant":
+            content, other = blocks.from_agent(message.get("content"), "assistant")
+            payload: dict[str, Any] = {"content": content}
+            for ours, theirs in (("model", "model"), ("provider", "provider")):
+                if isinstance(message.get(theirs), str):
+                    payload[ours] = message[theirs]
+            if isinstance(message.get("stopReason"), str):
+                payload["stop_reason"] = message["stopReason"]
+            if isinstance(message.get("usage"), dict):
+                payload["usage"] = message["usage"]
+            return "assistant.message", _with_other(payload, other), None
+        if role == "toolResult":
+            content, other = blocks.from_agent(message.get("content"), "tool")
+            payload = {
+                "call_id": message.get("toolCallId"),
+                "output": content,
+                "is_error": message.get("isError") is True,
+            }
+            if isinstance(message.get("toolName"), str):
+                payload["name"] = message["toolName"]
+            return "tool.completed", _with_other(payload, other), None
+        if role == "bashExecution":
+            # What pi sends a model for a `!command`: the command and its output.
+            text = f"Ran `{message.get('command', '')}`\n```\n{message.get('output', '')}\n```"
+            payload = {
+                "content": [blocks.text(text)],
+                "bash": {
+                    k: message[k]
+                    for k in ("command", "exitCode", "cancelled", "truncated")
+                    if k in message
+                },
+            }
+            hidden = HIDDEN if message.get("excludeFromContext") is True else None
+            return "user.message", payload, hidden
+        return "provider.notification", {"provider": PROVIDER, "event": message}, None
+
+    def close(self) -> None:
+        """Write each entry's latest label as a checkpoint beside it (an empty one clears)."""
+        for target, (label, key, at) in self._labels.items():
+            if not label:
+                continue
+            parent = self.ids.entry(target)
+            if not self.writer.seen(parent):
+                self.notes.add(f"label {label!r} names entry {target}, which is not in the file")
+                continue
+            payload = {"label": label, "summary": label}
+            self.writer.add(self.ids.entry(f"{key}#checkpoint"), parent, "checkpoint", payload, at)
+        self.writer.title = self._name or one_line(self._first_prompt)
+
+
+def _with_other(payload: dict[str, Any], other: list[Any]) -> dict[str, Any]:
+    if other:
+        payload["unsupported_blocks"] = other
+    return payload

@@ -1,0 +1,331 @@
+"""yoagent `Session` JSONL (`{"id","parent_id","message","timestamp","label"}` per line).
+
+Import follows `Session.from_jsonl`: a bad line, a repeated id or a parent not
+on an earlier line is an error naming the line; the head is the last line's
+entry; a label becomes a checkpoint beside its entry. Export writes the active
+tree as that library would: messages as `AgentMessage`, ids `e1, e2, ...`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
+
+from ..errors import InvalidPayload, JsonlParseError
+from ..ids import iso, parse_iso
+from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
+from ..session import _parse_line
+from ..store.sqlite.bulk import ChatSpec
+from . import blocks
+from .common import (
+    EPOCH,
+    MALFORMED,
+    TOO_LONG,
+    BadLines,
+    Ids,
+    ImportReport,
+    Notes,
+    Progress,
+    lines,
+    one_line,
+    reason,
+    too_long,
+)
+
+if TYPE_CHECKING:
+    from ..store.sqlite.forest import Forest
+
+FORMAT = "yoagent"
+Item = tuple[str, dict[str, Any], str | None]
+
+# Our stop reasons come from several providers; yoagent has one vocabulary.
+_STOP = {
+    "end_turn": "stop",
+    "stop": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "toolUse",
+    "tool_calls": "toolUse",
+    "toolUse": "toolUse",
+    "max_tokens": "length",
+    "length": "length",
+    "error": "error",
+    "aborted": "aborted",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+}
+
+
+def _ms_to_iso(ms: int) -> str | None:
+    try:
+        return iso(datetime.fromtimestamp(ms / 1000, UTC))
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+# --- import -------------------------------------------------------------------------
+
+
+def import_file(
+    forest: Forest, path: Path, report: ImportReport, bad: BadLines, progress: Progress | None
+) -> None:
+    notes = Notes(report, path)
+    try:
+        _import(forest, path, report, bad, progress, notes)
+    finally:
+        notes.close()
+
+
+def _import(
+    forest: Forest,
+    path: Path,
+    report: ImportReport,
+    bad: BadLines,
+    progress: Progress | None,
+    notes: Notes,
+) -> None:
+    with path.open("rb") as handle:
+        first = next(lines(handle), None)
+    if first is None:
+        notes.add("empty file skipped")
+        return
+    # A yoagent file names no session: its first line does. The same file,
+    # or a longer version of it, is therefore always the same chat.
+    source_id = hashlib.sha256(first[1]).hexdigest()[:32]
+    ids = Ids(FORMAT, source_id)
+    try:
+        created = _ms_to_iso(_parse_line(first[1].decode(), first[0]).timestamp) or EPOCH
+    except (JsonlParseError, UnicodeDecodeError):
+        created = EPOCH  # the line is reported when the loop below reaches it
+    spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), source_id)
+    known: set[str] = set()  # yoagent holds whole sessions in memory; so may its loader
+    first_prompt = ""
+    with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:
+        for number, raw in lines(handle, progress):
+            if raw == TOO_LONG:
+                bad.bad(path, number, too_long())
+                continue
+            try:
+                entry = _parse_line(raw.decode(), number)
+            except UnicodeDecodeError:
+                bad.bad(path, number, "the line is not UTF-8")
+                continue
+            except JsonlParseError as exc:
+                bad.bad(path, number, exc.reason)
+                continue
+            if entry.id in known:
+                bad.bad(path, number, f"duplicate session entry id: {entry.id}")
+                continue
+            if entry.parent_id is not None and entry.parent_id not in known:
+                bad.bad(
+                    path,
+                    number,
+                    f"entry {entry.id} references unknown parent "
+                    f"{entry.parent_id} (not on an earlier line)",
+                )
+                continue
+            at = _ms_to_iso(entry.timestamp)
+            if at is None:
+                notes.add(f"line {number}: timestamp {entry.timestamp} is out of range")
+            eid = ids.entry(entry.id)
+            parent = ids.entry(entry.parent_id) if entry.parent_id is not None else None
+            try:
+                kind, payload, visibility = _item(entry.message)
+                writer.add(eid, parent, kind, payload, at or EPOCH, visibility, number)
+            except MALFORMED as exc:
+                bad.bad(path, number, reason(exc))
+                continue
+            except InvalidPayload as exc:
+                bad.bad(path, number, str(exc))
+                continue
+            known.add(entry.id)
+            writer.head = eid
+            if entry.label is not None and entry.label.strip():
+                checkpoint = {"label": entry.label, "summary": entry.label}
+                writer.add(
+                    ids.entry(f"{entry.id}#label"),
+                    eid,
+                    "checkpoint",
+                    checkpoint,
+                    at or EPOCH,
+                    None,
+                    number,
+                )
+            if not first_prompt and kind == "user.message":
+                first_prompt = " ".join(
+                    b["text"] for b in payload["content"] if b["type"] == "text"
+                )
+        writer.title = one_line(first_prompt)
+    report.add(writer.result, FORMAT, path, source_id)
+
+
+def _item(message: dict[str, Any]) -> Item:
+    role = message.get("role")
+    payload: dict[str, Any]
+    if role == "user":
+        content, other = blocks.from_agent(message.get("content"), "user")
+        payload = {"content": content or [blocks.text("")]}
+        kind = "user.message"
+    elif role == "assistant":
+        content, other = blocks.from_agent(message.get("content"), "assistant")
+        payload = {"content": content}
+        for key in ("model", "provider"):
+            if isinstance(message.get(key), str):
+                payload[key] = message[key]
+        if isinstance(message.get("stopReason"), str):
+            payload["stop_reason"] = message["stopReason"]
+        if isinstance(message.get("usage"), dict):
+            payload["usage"] = message["usage"]
+        if isinstance(message.get("errorMessage"), str):
+            payload["error_message"] = message["errorMessage"]
+        kind = "assistant.message"
+    elif role == "toolResult":
+        content, other = blocks.from_agent(message.get("content"), "tool")
+        payload = {
+            "call_id": message.get("toolCallId"),
+            "output": content,
+            "is_error": message.get("isError") is True,
+        }
+        if isinstance(message.get("toolName"), str):
+            payload["name"] = message["toolName"]
+        kind = "tool.completed"
+    else:
+        # A CustomMessage (UI notes, app bookkeeping): never sent to a model.
+        return "provider.notification", {"provider": FORMAT, "event": message}, None
+    if other:
+        payload["unsupported_blocks"] = other
+    if isinstance(message.get("timestamp"), int):
+        payload["timestamp"] = message["timestamp"]
+    return kind, payload, None
+
+
+# --- export -------------------------------------------------------------------------
+
+
+def _ms(created_at: str) -> int:
+    return int(parse_iso(created_at).timestamp() * 1000)
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    u = usage if isinstance(usage, dict) else {}
+
+    def num(*keys: str) -> int:
+        for key in keys:
+            value = u.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+        return 0
+
+    out = {
+        "input": num("input", "input_tokens", "prompt_tokens"),
+        "output": num("output", "output_tokens", "completion_tokens"),
+        "cacheRead": num("cacheRead", "cache_read", "cache_read_input_tokens"),
+        "cacheWrite": num("cacheWrite", "cache_write", "cache_creation_input_tokens"),
+    }
+    out["totalTokens"] = num("totalTokens", "total_tokens") or out["input"] + out["output"]
+    return out
+
+
+def _message(kind: str, payload: dict[str, Any], ts: int, tools: dict[str, str]) -> Any:
+    """The yoagent `AgentMessage` for an entry, fields in serde order; None: not exported."""
+    ts = payload["timestamp"] if isinstance(payload.get("timestamp"), int) else ts
+    if kind == "user.message":
+        return {"role": "user", "content": blocks.to_agent(payload.get("content")), "timestamp": ts}
+    if kind == "assistant.message":
+        content = blocks.to_agent(payload.get("content"))
+        for block in content:
+            if block["type"] == "toolCall":
+                tools[block["id"]] = block["name"]
+        calls = any(b["type"] == "toolCall" for b in content)
+        stop = _STOP.get(str(payload.get("stop_reason")), "toolUse" if calls else "stop")
+        out = {
+            "role": "assistant",
+            "content": content,
+            "stopReason": stop,
+            "model": str(payload.get("model") or ""),
+            "provider": str(payload.get("provider") or ""),
+            "usage": _usage(payload.get("usage")),
+            "timestamp": ts,
+        }
+        if isinstance(payload.get("error_message"), str):
+            out["errorMessage"] = payload["error_message"]
+        return out
+    if kind == "tool.completed":
+        call = str(payload.get("call_id", ""))
+        return {
+            "role": "toolResult",
+            "toolCallId": call,
+            "toolName": str(payload.get("name") or tools.get(call, "")),
+            "content": blocks.to_agent(payload.get("output")),
+            "isError": payload.get("is_error") is True,
+            "timestamp": ts,
+        }
+    preamble = {"compaction": COMPACTION_PREAMBLE + "\n", "branch.summary": BRANCH_PREAMBLE + " "}
+    if kind in preamble:
+        text = preamble[kind] + str(payload.get("summary", ""))
+        return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}
+    return None
+
+
+def export_session(forest: Forest, session_id: str, out: IO[str]) -> tuple[int, int]:
+    """Write the session's tree as yoagent JSONL; returns (lines written, entries left out
+    because they hang below the head, which yoagent's format must put on the last line)."""
+    head = forest.head(session_id)
+    anchor: dict[str, str | None] = {}  # our id -> its nearest exported ancestor-or-self
+    records: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    tools: dict[str, str] = {}
+    for entry in forest.iter_entries(session_id):
+        up = anchor.get(entry.parent_id) if entry.parent_id is not None else None
+        kind, payload = entry.kind, entry.payload
+        if kind == "checkpoint" and up is not None:
+            by_id[up]["label"] = payload.get("label")
+            anchor[entry.id] = up
+            continue
+        message = None
+        if kind == "provider.notification" and payload.get("provider") == FORMAT:
+            message = payload.get("event")  # a yoagent CustomMessage, as it was
+        elif entry.context_visibility == "context":
+            message = _message(kind, payload, _ms(entry.created_at), tools)
+        if message is None:
+            anchor[entry.id] = up
+            continue
+        record = {
+            "id": entry.id,
+            "parent_id": up,
+            "message": message,
+            "timestamp": _ms(entry.created_at),
+        }
+        records.append(record)
+        by_id[entry.id] = record
+        anchor[entry.id] = entry.id
+    target = anchor.get(head) if head is not None else None
+    below: set[str] = set()
+    if target is not None:
+        # Records are in insertion order, so a parent is marked before its children.
+        below.add(target)
+        for record in records:
+            if record["parent_id"] in below:
+                below.add(record["id"])
+        below.discard(target)
+        records = [r for r in records if r["id"] not in below and r["id"] != target]
+        records.append(by_id[target])
+    names: dict[str, str] = {}
+    written = []
+    for n, record in enumerate(records, 1):
+        names[record["id"]] = f"e{n}"
+        line: dict[str, Any] = {
+            "id": f"e{n}",
+            "parent_id": names.get(record["parent_id"] or ""),
+            "message": record["message"],
+            "timestamp": record["timestamp"],
+        }
+        if record.get("label") is not None:
+            line["label"] = record["label"]
+        written.append(line)
+    out.write("\n".join(orjson.dumps(line).decode() for line in written))
+    return len(written), len(below)

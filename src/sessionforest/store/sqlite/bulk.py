@@ -1,0 +1,397 @@
+"""Bulk writes for importers: one transaction per chat, explicit ids, idempotent re-import.
+
+`BulkMixin.bulk_chat(spec, path)` opens one BEGIN IMMEDIATE transaction and
+yields a `ChatWriter`: rows are validated as they come, buffered and written
+with executemany; an id already stored with identical content is skipped, one
+stored with other content fails the chat. Any error rolls the chat back whole.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+import orjson
+
+from ...errors import (
+    EntryConflict,
+    ImportRejected,
+    InvalidArgument,
+    SessionQuarantined,
+    StoreBusy,
+)
+from ...kinds import validate_payload
+from ...model import SessionInfo, SessionVisibility, Visibility
+
+if TYPE_CHECKING:
+    from ...io.common import ImportReport, Progress
+    from ...io.gasp import Transcript
+    from .forest import Forest
+
+BATCH = 1000
+RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
+
+INSERT_ENTRY = (
+    "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+    "semantic_schema_version, kind, payload, context_visibility, created_at, stamp) "
+    "VALUES (?, ?, ?, ?, 2, ?, ?, ?, ?, NULL)"
+)
+
+INSERT_SESSION = (
+    "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility, source_format, "
+    "source_path, source_id, summary, git_branch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+SESSION_STATE = """
+SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
+       s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id)
+FROM sessions s WHERE s.id = ?
+"""
+
+UPSERT_HEAD = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                      updated_at = excluded.updated_at
+"""
+
+# A safety net behind the importers' own ordering: a row written now whose
+# parent is missing, foreign or not earlier. One indexed pass over new rows.
+BAD_PARENT = """
+SELECT c.id, c.parent_entry_id, p.session_id
+FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
+WHERE c.session_id = ? AND c.sequence > ? AND c.parent_entry_id IS NOT NULL
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence)
+LIMIT 1
+"""
+
+# Branch points that re-did a turn: two or more context-visible user or
+# assistant messages under one parent. Tool fan-out (an assistant's next
+# tool call beside a tool result), hidden nodes, notifications and local
+# commands a harness chains aside (`local_command`) never count.
+BRANCHES = """
+SELECT COUNT(*) FROM (
+    SELECT 1 FROM session_entries
+    WHERE session_id = ? AND parent_entry_id IS NOT NULL
+      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
+      AND json_extract(payload, '$.local_command') IS NULL
+    GROUP BY parent_entry_id HAVING COUNT(*) > 1
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSpec:
+    """The session row of an imported chat; `id` derives from (format, source id)."""
+
+    id: str
+    title: str
+    harness: str
+    created_at: str
+    source_format: str
+    source_path: str
+    source_id: str
+    cwd: str | None = None
+    visibility: str = SessionVisibility.TOP_LEVEL
+    summary: str | None = None
+    git_branch: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    session_id: str
+    created: bool  # the session row is new
+    added: int  # entries written by this import
+    unchanged: int  # entries already stored with identical content
+    entries: int  # entries of the chat after the import
+    branches: int  # re-done turns (see BRANCHES)
+    head: str | None
+
+
+class ChatWriter:
+    """Writes one chat inside the transaction `BulkMixin.bulk_chat` holds."""
+
+    def __init__(self, conn: sqlite3.Connection, spec: ChatSpec, path: Path, last: int) -> None:
+        self._conn = conn
+        self._spec = spec
+        self._path = path
+        self._base = last  # sequences at or below it were stored before this import
+        self._next = last + 1
+        self._batch: dict[str, tuple[Any, ...]] = {}  # id -> row (+ line), insertion order
+        self._young: set[str] = set()
+        self._old: set[str] = set()
+        self.added = 0
+        self.unchanged = 0
+        self.head: str | None = None
+        self.title = spec.title
+        self.summary = spec.summary
+        self.git_branch = spec.git_branch
+        self.result: ChatResult | None = None  # set once the chat is committed
+
+    @property
+    def session_id(self) -> str:
+        return self._spec.id
+
+    def add(
+        self,
+        entry_id: str,
+        parent: str | None,
+        kind: str,
+        payload: dict[str, Any],
+        created_at: str,
+        visibility: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """Queue one entry; raises InvalidPayload (nothing queued) if it breaks its contract."""
+        spec = validate_payload(kind, payload)
+        vis = str(spec.default_visibility if visibility is None else visibility)
+        if vis not in Visibility.__members__.values():
+            raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
+        row = (entry_id, parent, kind, orjson.dumps(payload).decode(), vis, created_at, line)
+        queued = self._batch.get(entry_id)
+        if queued is not None:
+            self._same(queued, row)  # the file repeats a line: identical is harmless
+            return
+        self._batch[entry_id] = row
+        self._remember(entry_id)
+        if len(self._batch) >= BATCH:
+            self.flush()
+
+    def seen(self, entry_id: str) -> bool:
+        """Whether this import already added `entry_id` (queued, written, or found stored).
+
+        Not "is it stored": a source line naming a parent that only comes
+        later in the file must get the same answer on every re-import.
+        """
+        if entry_id in self._young or entry_id in self._old:
+            return True
+        row = self._conn.execute(
+            "SELECT sequence FROM session_entries WHERE id = ? AND session_id = ?",
+            (entry_id, self._spec.id),
+        ).fetchone()
+        if row is None:
+            return False
+        if row[0] > self._base:
+            return True  # written by this import
+        found = self._conn.execute("SELECT 1 FROM temp.import_confirmed WHERE id = ?", (entry_id,))
+        return found.fetchone() is not None
+
+    def _remember(self, entry_id: str) -> None:
+        # Two generations: memory stays bounded, and an id that falls out of
+        # both was flushed long ago, so `seen` finds it in SQLite.
+        self._young.add(entry_id)
+        if len(self._young) >= RECENT:
+            self._old, self._young = self._young, set()
+
+    def _same(self, stored: tuple[Any, ...], row: tuple[Any, ...]) -> None:
+        names = ("parent", "kind", "payload", "visibility", "created_at")
+        for name, old, new in zip(names, stored[1:6], row[1:6], strict=True):
+            if old != new:
+                raise EntryConflict(
+                    str(self._path),
+                    row[6],
+                    f"entry {row[0]} is already stored with a different {name}: "
+                    "the source changed what it said before",
+                    row[0],
+                )
+
+    def flush(self) -> None:
+        if not self._batch:
+            return
+        rows = list(self._batch.values())
+        self._batch.clear()
+        marks = ",".join("?" * len(rows))
+        stored = {
+            r[0]: r
+            for r in self._conn.execute(
+                "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
+                f"session_id FROM session_entries WHERE id IN ({marks})",
+                [r[0] for r in rows],
+            )
+        }
+        sid = self._spec.id
+        fresh = []
+        confirmed = []
+        for row in rows:
+            old = stored.get(row[0])
+            if old is None:
+                fresh.append((row[0], sid, row[1], self._next, *row[2:6]))
+                self._next += 1
+            elif old[6] != sid:
+                raise ImportRejected(
+                    str(self._path), row[6], f"entry id {row[0]} belongs to session {old[6]}"
+                )
+            else:
+                self._same(old, row)
+                confirmed.append((row[0],))
+        if confirmed:
+            # Stored before and met again: remembered on disk, not in memory.
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", confirmed
+            )
+            self.unchanged += len(confirmed)
+        if fresh:
+            self._conn.executemany(INSERT_ENTRY, fresh)
+            self.added += len(fresh)
+
+    def finish(self) -> tuple[int, int]:
+        """Flush, check parents and set the head; returns (entries, branches)."""
+        self.flush()
+        conn, sid = self._conn, self._spec.id
+        bad = conn.execute(BAD_PARENT, (sid, self._base)).fetchone()
+        if bad is not None:
+            raise ImportRejected(
+                str(self._path),
+                None,
+                f"entry {bad[0]} names parent {bad[1]}, not an earlier "
+                "entry of this chat (an importer bug: please report it)",
+                bad[0],
+            )
+        if self.head is not None:
+            row = conn.execute(
+                "SELECT created_at FROM session_entries WHERE id = ? AND session_id = ?",
+                (self.head, sid),
+            ).fetchone()
+            if row is None:
+                raise ImportRejected(str(self._path), None, f"head {self.head} was not imported")
+            conn.execute(UPSERT_HEAD, (sid, self.head, row[0]))
+        entries = self._next - 1
+        branches = conn.execute(BRANCHES, (sid,)).fetchone()[0]
+        return entries, int(branches)
+
+
+def _forest(mixin: BulkMixin) -> Forest:
+    """The importers take the whole store; a BulkMixin is only ever mixed into Forest."""
+    return cast("Forest", mixin)
+
+
+class BulkMixin:
+    """Transactional per-chat writes for importers, and the import/export entry points."""
+
+    _conn: sqlite3.Connection
+    path: Path
+
+    if TYPE_CHECKING:
+
+        def _readable(self, session_id: str) -> str | None: ...
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        def session(self, session_id: str) -> SessionInfo: ...
+
+    @contextmanager
+    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
+        """Write one chat in one transaction; any error leaves the store as it was."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreBusy(str(self.path), str(exc)) from exc
+        try:
+            state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
+            if state is None:
+                conn.execute(
+                    INSERT_SESSION,
+                    (
+                        spec.id,
+                        spec.title,
+                        spec.harness,
+                        spec.cwd,
+                        spec.created_at,
+                        str(spec.visibility),
+                        spec.source_format,
+                        spec.source_path,
+                        spec.source_id,
+                        spec.summary,
+                        spec.git_branch,
+                    ),
+                )
+                last = 0
+            else:
+                quarantine, fmt, source_id = state[0], state[1], state[2]
+                if quarantine is not None:
+                    raise SessionQuarantined(spec.id, quarantine)
+                if (fmt, source_id) != (spec.source_format, spec.source_id):
+                    raise ImportRejected(
+                        str(source),
+                        None,
+                        f"session {spec.id} exists and was not imported "
+                        f"from {spec.source_format} {spec.source_id}",
+                    )
+                last = state[7] or 0
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM temp.import_confirmed")
+            writer = ChatWriter(conn, spec, source, last)
+            yield writer
+            entries, branches = writer.finish()
+            if state is None or (
+                writer.title,
+                writer.summary,
+                writer.git_branch,
+                spec.source_path,
+            ) != tuple(state[3:7]):
+                conn.execute(
+                    "UPDATE sessions SET title = ?, summary = ?, git_branch = ?, "
+                    "source_path = ? WHERE id = ?",
+                    (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
+                )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        writer.result = ChatResult(
+            spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
+        )
+
+    def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
+        """Import one native JSONL file (all or nothing) and record it as the chat's source."""
+        from ...io import native
+
+        source = Path(path)
+        with self._write() as conn:
+            sid = native.import_session(conn, source)
+            conn.execute(
+                "UPDATE sessions SET source_format = 'native', source_path = ?, source_id = ? "
+                "WHERE id = ?",
+                (str(source), sid, sid),
+            )
+        return self.session(sid)
+
+    def branches(self, session_id: str) -> int:
+        """How many points of the session's tree re-did a turn (see BRANCHES)."""
+        self._readable(session_id)
+        return int(self._conn.execute(BRANCHES, (session_id,)).fetchone()[0])
+
+    def import_chats(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent, native).
+
+        Each chat is its own transaction: a bad line fails that chat (the store
+        unchanged for it) unless `skip_bad`, which records the line and goes on.
+        Re-importing is idempotent; a longer file adds only its new entries.
+        """
+        from ...io import importers
+
+        return importers.run(_forest(self), fmt, Path(path), skip_bad=skip_bad, progress=progress)
+
+    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
+        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
+        from ...io import yoagent
+
+        return yoagent.export_session(_forest(self), session_id, out)
+
+    def export_gasp(
+        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
+    ) -> Transcript:
+        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
+        from ...io import gasp
+
+        return gasp.export_transcript(_forest(self), session_id, Path(directory), run_id)

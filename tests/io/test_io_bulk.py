@@ -1,0 +1,127 @@
+"""The importers' bulk writer: one transaction per chat, explicit ids, idempotent rows.
+
+Driven directly with hand-made rows, so every rule is pinned without a file
+format in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload
+from sessionforest.store.sqlite import bulk
+from sessionforest.store.sqlite.bulk import ChatSpec
+
+Dump = Callable[[], dict[str, list[tuple[Any, ...]]]]
+T = "2025-01-01T00:00:00.000Z"
+
+
+def spec(id: str = "chat", source_id: str = "s1") -> ChatSpec:
+    return ChatSpec(id, "t", "test", T, "test", "/tmp/src", source_id)
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": value}]}
+
+
+def write(forest: Forest, rows: list[tuple[str, str | None, str]], head: str | None = None) -> Any:
+    with forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        for entry, parent, kind in rows:
+            chat.add(entry, parent, kind, text(entry), T, None, 1)
+        chat.head = head or (rows[-1][0] if rows else None)
+    return chat.result
+
+
+def test_rows_land_in_order_with_their_ids_and_a_head(forest: Forest) -> None:
+    result = write(forest, [("a", None, "user.message"), ("b", "a", "assistant.message")])
+    assert (result.created, result.added, result.entries, result.head) == (True, 2, 2, "b")
+    assert [(e.id, e.parent_id, e.sequence) for e in forest.entries("chat")] == [
+        ("a", None, 1),
+        ("b", "a", 2),
+    ]
+    assert forest.head("chat") == "b" and forest.session("chat").source == {
+        "format": "test", "path": "/tmp/src", "id": "s1"}  # fmt: skip
+
+
+def test_writing_again_is_idempotent_and_new_rows_continue_the_sequence(forest: Forest) -> None:
+    write(forest, [("a", None, "user.message")])
+    forest.append("chat", "assistant.message", text("typed"), stamp=None)
+    again = write(forest, [("a", None, "user.message"), ("c", "a", "user.message")])
+    assert (again.created, again.added, again.unchanged, again.entries) == (False, 1, 1, 3)
+    assert [e.sequence for e in forest.entries("chat")] == [1, 2, 3]
+
+
+def test_a_conflicting_row_fails_the_whole_chat(forest: Forest, dump: Dump) -> None:
+    write(forest, [("a", None, "user.message"), ("b", "a", "assistant.message")])
+    before = dump()
+    with pytest.raises(EntryConflict, match="entry b is already stored with a different kind"):
+        write(forest, [("a", None, "user.message"), ("z", "a", "user.message"),
+                       ("b", "a", "user.message")])  # fmt: skip
+    assert dump() == before
+    with pytest.raises(EntryConflict, match="different parent"):
+        write(forest, [("a", None, "user.message"), ("b", None, "assistant.message")])
+    payload = pytest.raises(EntryConflict, match="different payload")
+    with payload, forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        chat.add("a", None, "user.message", text("changed"), T)
+    assert dump() == before
+
+
+def test_a_failure_after_many_batches_leaves_the_store_as_it_was(
+    forest: Forest, dump: Dump
+) -> None:
+    forest.create_session("other", "test")
+    before = dump()
+    rows = [(f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(3 * bulk.BATCH)]
+    with pytest.raises(InvalidPayload), forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        for entry, parent, kind in rows:
+            chat.add(entry, parent, kind, text(entry), T)
+        chat.add("bad", "e0", "user.message", {"content": []}, T)
+    assert dump() == before
+
+
+def test_seen_means_met_in_this_import_not_merely_stored(
+    forest: Forest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "RECENT", 8)  # most ids are then asked of SQLite
+    rows = [(f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(50)]
+    write(forest, rows)
+    with forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        assert not chat.seen("e3")  # stored, but this import has not met it yet
+        for entry, parent, kind in rows[:40]:
+            chat.add(entry, parent, kind, text(entry), T)
+        chat.flush()
+        assert chat.seen("e3") and chat.seen("e39") and not chat.seen("e45")
+        assert not chat.seen("nowhere")
+        chat.head = "e39"
+    assert forest.head("chat") == "e39"
+
+
+def test_foreign_ids_and_foreign_sessions_are_refused(forest: Forest) -> None:
+    sid = forest.create_session("typed by hand")
+    typed = forest.append(sid, "user.message", text("hi"), stamp=None)
+    with pytest.raises(ImportRejected, match=f"entry id {typed.id} belongs to session {sid}"):
+        write(forest, [(typed.id, None, "user.message")])
+    other = pytest.raises(ImportRejected, match="exists and was not imported from test s2")
+    with other, forest.bulk_chat(spec(id=sid, source_id="s2"), Path("/tmp/src")):
+        pass
+
+
+def test_branches_count_redone_turns_not_tool_fan_out(forest: Forest) -> None:
+    with forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        chat.add("u", None, "user.message", text("go"), T)
+        call = {"content": [{"type": "tool_call", "id": "c1", "name": "ls", "input": {}}]}
+        chat.add("a1", "u", "assistant.message", call, T)
+        chat.add("a2", "a1", "assistant.message", text("and"), T)  # the next tool call ...
+        chat.add("r1", "a1", "tool.completed", {"call_id": "c1", "output": "x"}, T)  # ... fans out
+        chat.add("u2", "a2", "user.message", text("first try"), T)
+        chat.add("u3", "a2", "user.message", text("second try"), T)  # re-done: a branch
+        chat.add("h", "u", "assistant.message", text("aside"), T, "hidden")  # hidden: no turn
+        note = {"provider": "x", "event": {}}
+        chat.add("n", "u2", "provider.notification", note, T)
+        chat.add("a3", "u2", "assistant.message", text("answer"), T)  # one turn beside a note
+        chat.head = "u3"
+    assert chat.result is not None and chat.result.branches == 1 == forest.branches("chat")

@@ -1,0 +1,150 @@
+"""ChatGPT import against the raw samples: whole mapping trees, heads, hidden nodes, zips.
+
+Expectations come from each conversation's `mapping` and `current_node` read
+with plain json; the array form and the zip are built from the same samples.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sessionforest import Forest, ImportRejected
+from sessionforest.io import jsonstream
+from sessionforest.io.common import Ids
+
+if TYPE_CHECKING:
+    from conftest import Raw
+
+CHATGPT = Path(__file__).resolve().parents[3] / "shared" / "data" / "chatgpt"
+FILES = sorted(CHATGPT.glob("*.json"))
+MULTI = CHATGPT / "thinking-multi-preamble.json"
+
+
+def _conversation(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_each_conversation_keeps_its_whole_mapping(forest: Forest, raw: Raw, path: Path) -> None:
+    conv = _conversation(path)
+    report = forest.import_chats("chatgpt", path)
+    [info] = raw.chats_from(forest, path)
+    raw.assert_tree(forest, info, raw.chatgpt_tree(conv))
+    assert (info.title, info.harness, info.source_id) == (conv["title"], "chatgpt", conv["id"])
+    assert info.created_at == "1970-01-01T00:00:01.000Z"  # create_time 1
+    assert report.skipped == []
+    ids = Ids("chatgpt", conv["id"])
+    for nid, node in conv["mapping"].items():
+        entry = forest.entry(info.id, ids.entry(nid))
+        message = node.get("message")
+        hidden = message is None or (message.get("metadata") or {}).get(
+            "is_visually_hidden_from_conversation"
+        )
+        if hidden or message["author"]["role"] == "tool" or message.get("recipient") != "all":
+            assert entry.context_visibility == "hidden", nid
+
+
+def test_the_current_node_path_is_the_active_branch(forest: Forest) -> None:
+    conv = _conversation(MULTI)
+    forest.import_chats("chatgpt", MULTI)
+    chain, node = [], conv["current_node"]
+    while node is not None:
+        chain.append(node)
+        node = conv["mapping"][node].get("parent")
+    chain.reverse()
+    ids = Ids("chatgpt", conv["id"])
+    sid = ids.session
+    assert [e.id for e in forest.active_path(sid)] == [ids.entry(n) for n in chain]
+    # n8 has a dead-end tool leaf beside the answer: a branch point, not a re-done turn.
+    assert len(forest.children(sid, ids.entry("n8"))) == 2
+    assert "n9" not in chain and forest.branches(sid) == 0
+    texts = [e.payload["content"][0]["text"] for e in forest.active_path(sid)
+             if e.kind == "user.message"]  # fmt: skip
+    assert texts == ["question 1", "question 2", "question 3"]
+
+
+def test_an_array_of_conversations_and_a_zip_import_the_same(
+    forest: Forest, tmp_path: Path
+) -> None:
+    # All four samples share the id "fixture": the 2nd..4th become their own chats.
+    array = b"[" + b",\n".join(p.read_bytes() for p in FILES) + b"]"
+    plain = tmp_path / "conversations.json"
+    plain.write_bytes(array)
+    first = forest.import_chats("chatgpt", plain)
+    assert len(first.chats) == 4 and len({c.session_id for c in first.chats}) == 4
+    assert first.entries == sum(len(_conversation(p)["mapping"]) for p in FILES)
+    assert sum("already imported with other content" in n for n in first.notes) == 3
+
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("chat.html", "<html></html>")
+        z.writestr("export/conversations.json", array)
+    before = sorted(tmp_path.rglob("*"))
+    again = forest.import_chats("chatgpt", archive)
+    assert sorted(tmp_path.rglob("*")) == before  # nothing was extracted to disk
+    assert [c.session_id for c in again.chats] == [c.session_id for c in first.chats]
+    assert (again.entries, again.unchanged) == (0, first.entries)
+
+
+def test_a_zip_without_conversations_is_rejected(forest: Forest, tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../../evil.json", "[]")
+    with pytest.raises(Exception, match=r"no conversations\.json in this zip"):
+        forest.import_chats("chatgpt", archive)
+
+
+def test_a_bad_conversation_names_its_line_and_skip_bad_imports_the_rest(
+    forest: Forest, tmp_path: Path, dump: Callable[[], dict]
+) -> None:
+    good = MULTI.read_text(encoding="utf-8")
+    broken = json.loads(good)
+    broken["id"] = "other"
+    broken["mapping"]["n5"]["message"] = "not a message"
+    path = tmp_path / "conversations.json"
+    path.write_text("[\n" + good + ",\n" + json.dumps(broken) + ',\n{"id": 3}\n]')
+    second = good.count("\n") + 3  # the line conversation 2 starts on
+    with pytest.raises(ImportRejected, match=rf"{path}:{second}: conversation 2 node n5: "):
+        forest.import_chats("chatgpt", path)
+    # Conversation 1 committed on its own; nothing of conversation 2 was written.
+    assert [s.source_id for s in forest.sessions()] == ["fixture"]
+    before = dump()
+    with pytest.raises(ImportRejected):
+        forest.import_chats("chatgpt", path)
+    assert dump() == before
+
+    report = forest.import_chats("chatgpt", path, skip_bad=True)
+    assert [(s.line, s.reason) for s in report.skipped] == [
+        (second, "conversation 2 node n5: 'message' must be an object or null"),
+        (second + 1, "conversation 3: it has no string 'id'"),
+    ]
+    other = Ids("chatgpt", "other").session
+    assert forest.session(other).entry_count == len(broken["mapping"]) - 1
+    assert forest.entry(other, Ids("chatgpt", "other").entry("n6")).parent_id is None
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_array_elements_stream_in_bounded_pieces(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    doc = b' [ {"a": "x]\\"}"}, [1, {"b": "{"}],\n 7, {"c": "' + b"y" * 50 + b'"}, {"d": 1} ]\n'
+    found = [(e.index, e.line, e.raw, e.error) for e in jsonstream.elements(io.BytesIO(doc), 40)]
+    assert found == [
+        (1, 1, b'{"a": "x]\\"}"}', None),
+        (2, 1, b'[1, {"b": "{"}]', None),
+        (3, 2, b"", "an element that is not an object"),
+        (4, 2, b"", "longer than 3.8147e-05 MiB; not loaded"),
+        (5, 2, b'{"d": 1}', None),
+    ]
+    with pytest.raises(jsonstream.NotAnArray):
+        list(jsonstream.elements(io.BytesIO(b'{"a": 1}'), 40))
+    ended = list(jsonstream.elements(io.BytesIO(b'[{"a": 1}, {"b"'), 40))
+    assert [e.error for e in ended] == [None, "the file ends inside the array"]
