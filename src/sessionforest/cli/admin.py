@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ..demo import build_demo
+from ..projection import project
 from ..store.sqlite import default_path
 from .common import State, emit_json, json_option, pass_state
 from .entries import draw_tree, print_log
@@ -86,7 +87,20 @@ def demo(state: State, demo_db: Path | None) -> None:
         draw_tree(store.forest, sid)
         click.echo("\nActive path (root -> head):")
         print_log(store.forest, sid)
+        context = project(store.forest, sid)
+        click.echo(
+            f"\nAgent context: {len(context)} messages from the active branch "
+            "(hidden tool events, the checkpoint and the abandoned branch left out)."
+        )
+        found = store.forest.search_chats("database locked")
+        verdict = "confident" if found.confident else "not confident"
+        click.echo(f"\nforest find 'database locked': {verdict} ({found.reason})")
+        for hit in found.hits[:3]:
+            click.echo(f"  {hit.session_id}  {hit.title}")
     finally:
         store.close()
     db = shlex.quote(str(target))
-    click.echo(f"\nExplore further: forest --db {db} tree {sid}   (or: log, tips, seek, export)")
+    click.echo(
+        f"\nExplore further: forest --db {db} tree {sid}"
+        "   (or: log, tips, seek, recall, find, export)"
+    )
