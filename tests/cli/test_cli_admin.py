@@ -75,7 +75,13 @@ def test_demo_into_an_explicit_db_has_two_tips_and_a_checkpoint(
     assert "<- head" in out.stdout
     assert f"[{CHECKPOINT}]" in out.stdout
     assert "Active path" in out.stdout
+    # The projected context leaves out hidden entries and the abandoned branch.
     forest.db = target
+    path = forest.json("log", sid)
+    visible = [e for e in path if e["context_visibility"] == "context"]
+    assert f"Agent context: {len(visible)} messages" in out.stdout
+    assert "forest find 'database locked': confident" in out.stdout
+    assert f"\n  {sid}  Fix " in out.stdout
     doc = forest.json("tree", sid)
     assert len(doc["tips"]) >= 2
     assert [c["label"] for c in doc["checkpoints"]] == [CHECKPOINT]
