@@ -1,8 +1,12 @@
 """The gate: whether the index alone is sure which chat was meant, and why.
 
-Confident only when every typed word is known, the top chat matched all the
-searched terms, and it leads the next chat by 1.5x with at least two matches,
-or is the only chat that matched. Anything else says which condition failed.
+Confident only when every typed word is known, the top chat matched all of
+them (the searched terms and the common words dropped from the search), and
+it leads the next chat by 1.5x with at least two matches (and the next chat's
+entries do not hold more of the words), or is the only chat
+that matched and one of its entries (or its digest) holds every searched word.
+Never when the time window had to be dropped. Anything else says which
+condition failed.
 """
 
 from __future__ import annotations
@@ -22,10 +26,31 @@ def _listed(items: Sequence[str]) -> str:
 
 
 def judge(
-    choice: TermChoice, top: ChatHit | None, runner_up: ChatHit | None
+    choice: TermChoice,
+    top: ChatHit | None,
+    runner_up: ChatHit | None,
+    *,
+    top_misses_dropped: Sequence[str] = (),
+    only_hit_holds: bool = True,
+    outside_window: str | None = None,
 ) -> tuple[bool, GateReason, str]:
-    """(confident, reason, sentence) from the two best chats of the full ranking."""
+    """(confident, reason, sentence) from the two best chats of the full ranking.
+
+    `top_misses_dropped`: words beyond the rarest six the top chat does not
+    contain (every typed word counts, not only the searched ones).
+    `only_hit_holds`: False when being the only hit proves little: the query
+    was relaxed to OR and no entry of the top chat (nor its digest) holds
+    every searched word.
+    `outside_window`: the window phrase, when it left no chat (the caller
+    found chats only without it): never confident.
+    """
     terms = [t.label for t in choice.kept]
+    if outside_window is not None and (terms or choice.unknown):
+        return (
+            False,
+            GateReason.NO_HITS,
+            f"no chat matched {outside_window}; matches from any time are listed apart",
+        )
     if not terms and not choice.unknown:
         return False, GateReason.NO_TERMS, "no words to search for, only filters or stopwords"
     if choice.unknown:
@@ -43,6 +68,7 @@ def judge(
             f"{_listed(choice.prefixed)} matched only as the start of longer words",
         )
     missing = [t for t in terms if t not in top.matched_terms]
+    missing += [*top_misses_dropped, *choice.unchecked]
     if missing:
         return (
             False,
@@ -50,6 +76,13 @@ def judge(
             f"the top chat does not match {_listed(missing)}",
         )
     if runner_up is None:
+        if not only_hit_holds:
+            return (
+                False,
+                GateReason.ONLY_HIT_RELAXED,
+                "the only chat that matches, but no entry of it holds every word "
+                "(found after relaxing AND to OR)",
+            )
         return True, GateReason.ONLY_HIT, "the only chat that matches"
     if top.matches < MIN_MATCHES:
         return False, GateReason.SINGLE_MATCH, "the top chat matched only once"
@@ -59,6 +92,15 @@ def judge(
             False,
             GateReason.NARROW_LEAD,
             f"the top chat leads the next by only {lead:.2f}x (needs {LEAD}x)",
+        )
+    if runner_up.evidence > top.evidence:
+        # The lead comes from one list (say a title match) while the next
+        # chat's entries hold more of the words: not a clear winner.
+        return (
+            False,
+            GateReason.CONTESTED_LEAD,
+            f"the top chat leads the next by {lead:.2f}x, but the next chat's entries "
+            "match the words more",
         )
     return (
         True,

@@ -17,7 +17,7 @@ from .gate import judge
 from .query import parse_query
 from .recall import recall
 from .results import ChatSearch, EntryHit
-from .retrieve import Filters, hits, recent, retrieve
+from .retrieve import Candidate, Filters, contains, hits, recent, retrieve
 from .terms import Vocabulary, choose_terms
 
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
@@ -95,15 +95,28 @@ def _find(
     filters = Filters(parsed.window, frozenset(wanted))
     choice = choose_terms(Vocabulary(conn), parsed.phrases, parsed.words)
     mode = "none"
+    outside: list[Candidate] = []
     if choice.kept:
         chats, mode = retrieve(conn, choice.kept, filters, now, shown=limit)
+        if not chats and filters.window is not None:
+            # The words may date the events talked about, not the chat
+            # ("what did she attend recently?"): retry once without the window.
+            outside, _ = retrieve(
+                conn, choice.kept, Filters(None, filters.harnesses), now, shown=limit
+            )
     elif not choice.unknown and (filters.window or filters.harnesses):
         chats = recent(conn, filters)
     else:
         chats = []
     shown = hits(conn, chats[: max(limit, 2)], choice.kept)
+    top = chats[0] if chats else None
     confident, reason, detail = judge(
-        choice, shown[0] if shown else None, shown[1] if len(shown) > 1 else None
+        choice,
+        shown[0] if shown else None,
+        shown[1] if len(shown) > 1 else None,
+        top_misses_dropped=[t.label for t in choice.extra if top and not contains(conn, top, t)],
+        only_hit_holds=top is not None and (mode != "or" or top.and_match),
+        outside_window=parsed.window.phrase if outside and parsed.window else None,
     )
     return ChatSearch(
         query=query,
@@ -118,4 +131,5 @@ def _find(
         window=parsed.window,
         harness=tuple(sorted(wanted)),
         mode=mode,
+        outside_window=tuple(hits(conn, outside[: max(limit, 0)], choice.kept)),
     )

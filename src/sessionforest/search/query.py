@@ -35,6 +35,11 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Characters stripped from the ends of a typed word ("(foo," -> "foo").
 _EDGE = string.punctuation + "“”‘’«»…—–·"
 _QUOTED = re.compile(r'"([^"]*)"')
+# Apostrophes people type: straight, typographic, modifier letter, prime, backtick.
+_APOSTROPHES = str.maketrans({c: "'" for c in "’‘ʼ′`´"})
+# An English possessive ("caroline's", "james'"): the index splits it into the
+# name and a stray "s", which then misses the plain name.
+_POSSESSIVE = re.compile(r"(?<=\w)'s?$")
 
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -198,11 +203,19 @@ def time_window(text: str, now: datetime) -> tuple[TimeWindow | None, str]:
     return found[0][2], rest
 
 
+def strip_possessive(word: str) -> str:
+    """ "caroline's" -> "caroline"; stopword contractions ("it's", "he's") stay whole."""
+    if word in STOPWORDS:
+        return word
+    return _POSSESSIVE.sub("", word)
+
+
 def split_words(text: str) -> list[str]:
-    """Typed words, lower-cased, with surrounding punctuation stripped."""
+    """Typed words, lower-cased, apostrophes unified, possessive 's and
+    surrounding punctuation stripped."""
     out = []
-    for chunk in text.lower().split():
-        word = chunk.strip(_EDGE)
+    for chunk in text.lower().translate(_APOSTROPHES).split():
+        word = strip_possessive(chunk.strip(_EDGE)).strip(_EDGE)
         if word:
             out.append(word)
     return out

@@ -85,7 +85,8 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
         if not rows and len(text) >= MIN_PREFIX_LETTERS and " " not in text:
             match = fts.prefix(text)
             rows = _rows(conn, match, low)
-        used.append(match)
+        if rows:
+            used.append(match)  # a term that matched nothing must not cost the snippets
         counts.append(len(rows))
         for rowid in rows:
             found.setdefault(rowid, set()).add(i)

@@ -57,6 +57,7 @@ class ChatHit:
     matched_terms: tuple[str, ...]
     entry_matches: int  # matching entries seen in the entry list
     digest_match: bool  # title, first user message or latest summary matched
+    evidence: float = 0.0  # chat-level BM25 of its matching entries (0: not measured)
 
     @property
     def matches(self) -> int:
@@ -90,6 +91,8 @@ class GateReason(StrEnum):
     TOP_MISSES_TERMS = "top-misses-terms"
     SINGLE_MATCH = "single-match"
     NARROW_LEAD = "narrow-lead"
+    CONTESTED_LEAD = "contested-lead"  # the next chat's entries hold more evidence
+    ONLY_HIT_RELAXED = "only-hit-relaxed"  # the only hit, but its words are spread out
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +111,9 @@ class ChatSearch:
     window: TimeWindow | None
     harness: tuple[str, ...]
     mode: str  # "and", "or", or "none" (no terms: filters only)
+    # When the time window left no chat: what matches with the window dropped
+    # (one retry). `hits` stays empty and the gate is never confident.
+    outside_window: tuple[ChatHit, ...] = ()
 
     @property
     def top(self) -> ChatHit | None:
@@ -127,4 +133,5 @@ class ChatSearch:
             "window": self.window.to_json() if self.window else None,
             "harness": list(self.harness),
             "mode": self.mode,
+            "outside_window": [hit.to_json() for hit in self.outside_window],
         }

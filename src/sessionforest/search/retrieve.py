@@ -1,13 +1,18 @@
 """T1: one MATCH over the entry index, one over the digest index, fused per chat.
 
 AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
-(weight / (60 + rank): entries 1, digests 2) plus small bonuses for several
+(weight / (60 + rank): entries 1, digests 2, and a third list ranking chats by
+whole-chat evidence, a BM25 over how many of their entries match each of the
+rarer terms: 1 under AND, 16 after an OR, where no single entry holds every
+word and the chat-level evidence decides) plus small bonuses for several
 matching entries, for covering every term and for recency. Only top-level,
 unquarantined chats count; ended and archived ones are included and marked.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +44,18 @@ RECENCY_HALF_LIFE: Final = 30.0
 RANK_BUDGET: Final = 10_000
 ENTRY_ROWS: Final = 1_000
 DIGEST_ROWS: Final = 500
+# Chat-level evidence: every matching entry of the rarer terms is read unranked
+# (~1 us a row) while their summed document frequencies stay under this, and
+# each chat scores like one BM25 document whose "term frequency" is how many of
+# its entries match (saturating, so a chat-wide name cannot outvote a rare word).
+EVIDENCE_BUDGET: Final = 10_000
+EVIDENCE_CHATS: Final = 200  # chats the evidence list may add after an OR
+# After an OR no entry holds every word, so the chat-level list leads; under
+# AND it only reorders chats that already matched every word in one entry (and
+# must not flatten the lead the gate measures).
+EVIDENCE_WEIGHT_AND: Final = 1.0
+EVIDENCE_WEIGHT_OR: Final = 16.0
+EVIDENCE_K1: Final = 1.2
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
 
 # ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
@@ -65,6 +82,8 @@ ENTRY_PROBE = (
     "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
     "AND rowid BETWEEN ? AND ? LIMIT 1"
 )
+ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
+CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
 ENTRY_SNIPPET = (
     f"SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
@@ -99,6 +118,10 @@ class Candidate:
     entry_matches: int = 0
     best_rowid: int | None = None
     digest_rank: int | None = None
+    evidence_rank: int | None = None
+    evidence_weight: float = EVIDENCE_WEIGHT_AND
+    evidence: float = 0.0
+    and_match: bool = False  # one entry, or the digest, matched every term
     covered: set[int] = field(default_factory=set)
     score: float = 0.0
 
@@ -155,8 +178,58 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
     return fts.any_of(t.match() for t in chosen), True
 
 
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Chat-level BM25 over entry matches, for the terms cheap enough to read."""
+
+    scores: dict[int, float]  # chat number -> score
+    covered: dict[int, set[int]]  # chat number -> indexes of the terms it matches
+    counted: frozenset[int]  # indexes of the terms that were read
+
+
+def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
+    """Sum over terms of idf x saturated count of the chat's matching entries.
+
+    Whole-chat evidence: a chat that mentions two rare words in different
+    entries outranks one entry that mentions a single one. Terms are read
+    rarest first while their document frequencies fit EVIDENCE_BUDGET; the
+    common ones left out barely move BM25 anyway.
+    """
+    scores: dict[int, float] = {}
+    covered: dict[int, set[int]] = {}
+    counted: set[int] = set()
+    total = 0
+    order = sorted(range(len(terms)), key=lambda i: terms[i].entry_df)
+    chats = 0
+    for i in order:
+        term = terms[i]
+        if not term.entry_df:
+            continue
+        if total + term.entry_df > EVIDENCE_BUDGET:
+            break
+        total += term.entry_df
+        if not chats:
+            chats = int(conn.execute(CHAT_COUNT).fetchone()[0]) or 1
+        counts: dict[int, int] = {}
+        for (rowid,) in conn.execute(ENTRY_ROWIDS, (term.match(), EVIDENCE_BUDGET)):
+            num = rowid >> SESSION_SHIFT
+            counts[num] = counts.get(num, 0) + 1
+        counted.add(i)
+        if not counts:
+            continue
+        idf = math.log(1 + (chats - len(counts) + 0.5) / (len(counts) + 0.5))
+        for num, tf in counts.items():
+            scores[num] = scores.get(num, 0.0) + idf * tf * (EVIDENCE_K1 + 1) / (tf + EVIDENCE_K1)
+            covered.setdefault(num, set()).add(i)
+    return Evidence(scores, covered, frozenset(counted))
+
+
 def _collect(
-    conn: sqlite3.Connection, terms: Sequence[Term], conjunctive: bool, filters: Filters
+    conn: sqlite3.Connection,
+    terms: Sequence[Term],
+    conjunctive: bool,
+    filters: Filters,
+    proof: Evidence,
 ) -> dict[int, Candidate]:
     expr, ranked = _entry_query(terms, conjunctive)
     rows = [
@@ -166,7 +239,12 @@ def _collect(
     digest = [
         r[0] for r in conn.execute(DIGEST_RANKED, (combine(t.match() for t in terms), DIGEST_ROWS))
     ]
-    chats = _load(conn, [r >> SESSION_SHIFT for r in rows] + digest, filters)
+    nums = [r >> SESSION_SHIFT for r in rows] + digest
+    if not conjunctive:
+        # After an OR, chats whose entries together hold the most evidence join too.
+        best = sorted(proof.scores, key=proof.scores.__getitem__, reverse=True)
+        nums += best[:EVIDENCE_CHATS]
+    chats = _load(conn, nums, filters)
     rank = 0
     for rowid in rows:
         chat = chats.get(rowid >> SESSION_SHIFT)
@@ -182,21 +260,36 @@ def _collect(
         if num in chats:
             rank += 1
             chats[num].digest_rank = rank
-    if conjunctive:
-        for chat in chats.values():
+    # Equal evidence, equal rank: a tie must not be broken by list order.
+    better = sorted(-proof.scores[n] for n in chats if n in proof.scores)
+    weight = EVIDENCE_WEIGHT_AND if conjunctive else EVIDENCE_WEIGHT_OR
+    for num, chat in chats.items():
+        if num in proof.scores:
+            chat.evidence = proof.scores[num]
+            chat.evidence_rank = 1 + bisect.bisect_left(better, -proof.scores[num])
+            chat.evidence_weight = weight
+    for chat in chats.values():
+        if conjunctive:
             chat.covered = set(range(len(terms)))
+            chat.and_match = True
+        else:
+            chat.covered = set(proof.covered.get(chat.num, ()))
     return chats
 
 
-def _probe(conn: sqlite3.Connection, chat: Candidate, terms: Sequence[Term]) -> None:
+def contains(conn: sqlite3.Connection, chat: Candidate, term: Term) -> bool:
+    """Whether any entry of the chat, or its digest, matches `term`."""
     low = chat.num << SESSION_SHIFT
+    match = term.match()
+    return bool(
+        conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone()
+        or conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
+    )
+
+
+def _probe(conn: sqlite3.Connection, chat: Candidate, terms: Sequence[Term]) -> None:
     for i, term in enumerate(terms):
-        if i in chat.covered:
-            continue
-        match = term.match()
-        if conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone() or (
-            conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
-        ):
+        if i not in chat.covered and contains(conn, chat, term):
             chat.covered.add(i)
 
 
@@ -210,6 +303,8 @@ def _base_score(chat: Candidate, now: datetime) -> float:
         score += ENTRY_WEIGHT / (RRF_K + chat.entry_rank)
     if chat.digest_rank is not None:
         score += DIGEST_WEIGHT / (RRF_K + chat.digest_rank)
+    if chat.evidence_rank is not None:
+        score += chat.evidence_weight / (RRF_K + chat.evidence_rank)
     if chat.entry_matches > 1:
         score += MULTI_BONUS * min(chat.entry_matches - 1, 4) / 4
     if chat.active_to is not None:
@@ -240,6 +335,7 @@ def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
         matched_terms=tuple(t.label for i, t in enumerate(terms) if i in chat.covered),
         entry_matches=chat.entry_matches,
         digest_match=chat.digest_rank is not None,
+        evidence=chat.evidence,
     )
 
 
@@ -255,10 +351,14 @@ def retrieve(
     After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
     terms they match; that decides the bonus for covering every term.
     """
-    chats = _collect(conn, terms, True, filters)
+    proof = evidence(conn, terms)
+    chats = _collect(conn, terms, True, filters, proof)
     mode = "and"
     if len(chats) < MIN_AND_CHATS and len(terms) > 1:
-        chats = _collect(conn, terms, False, filters)
+        found_all = set(chats)
+        chats = _collect(conn, terms, False, filters, proof)
+        for num in found_all & set(chats):
+            chats[num].and_match = True
         mode = "or"
     ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
     for position, chat in enumerate(ranked):

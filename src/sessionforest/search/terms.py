@@ -63,6 +63,16 @@ class TermChoice:
     unknown: tuple[str, ...]  # never seen by either index, not even as a prefix
     prefixed: tuple[str, ...]  # unknown words kept as a prefix
     dropped: tuple[str, ...]  # known words beyond the rarest six (or beyond MAX_WORDS)
+    # The dropped words that were looked up, as terms: not searched, but the
+    # gate checks the top chat against them too. Words beyond MAX_WORDS are
+    # in `dropped` only, so they can never be confirmed.
+    extra: tuple[Term, ...] = ()
+
+    @property
+    def unchecked(self) -> tuple[str, ...]:
+        """Dropped words that are not in `extra` (never looked up)."""
+        labels = {t.label for t in self.extra}
+        return tuple(d for d in self.dropped if d not in labels)
 
 
 class Vocabulary:
@@ -138,4 +148,5 @@ def choose_terms(
     kept_words = ranked[:room]
     dropped = [t.label for t in ranked[room:]] + overflow
     kept = tuple(kept_phrases) + tuple(sorted(kept_words, key=candidates.index))
-    return TermChoice(kept, tuple(unknown), tuple(prefixed), tuple(dropped))
+    extra = tuple(ranked[room:])
+    return TermChoice(kept, tuple(unknown), tuple(prefixed), tuple(dropped), extra)
