@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import DeltaRefused, InvalidPayload, LegacyKind, UnknownKind
-from .model import Visibility
+from .model import LEGACY_KINDS, Visibility
 
 Check = Callable[[str, str, Any], None]  # (kind, field path, value) -> raises InvalidPayload
 
@@ -243,15 +243,6 @@ KINDS: dict[str, KindSpec] = {
     )
 }
 
-# Kinds written before the forest's typed contract. Readable (mapped to their
-# successor on read), never appendable.
-LEGACY_KINDS: dict[str, str] = {
-    "user.prompt": "user.message",
-    "assistant.text": "assistant.message",
-    "tool.call": "tool.started",
-    "tool.result": "tool.completed",
-    "agent.event": "provider.notification",
-}
 
 CONVERSATIONAL_KINDS = frozenset(k for k, spec in KINDS.items() if spec.conversational)
 

@@ -19,6 +19,17 @@ CURRENT_SCHEMA_VERSION = 2
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1, 2})
 
 
+# Kinds written before the forest's typed contract. Readable (mapped to their
+# successor on read), never appendable.
+LEGACY_KINDS: dict[str, str] = {
+    "user.prompt": "user.message",
+    "assistant.text": "assistant.message",
+    "tool.call": "tool.started",
+    "tool.result": "tool.completed",
+    "agent.event": "provider.notification",
+}
+
+
 class Visibility(StrEnum):
     """Whether the projector may put an entry into an agent's restored context."""
 
@@ -110,8 +121,6 @@ class Entry:
 
     @property
     def kind(self) -> str:
-        from .kinds import LEGACY_KINDS
-
         stored: str = self._row[5]
         return LEGACY_KINDS.get(stored, stored)
 
@@ -123,7 +132,7 @@ class Entry:
             pass
         row = self._row
         payload = orjson.loads(row[6])
-        if row[4] == 1 or self.kind != row[5]:
+        if row[4] == 1 or row[5] in LEGACY_KINDS:
             from .kinds import upgrade
 
             payload = upgrade(row[5], payload, row[4])[1]

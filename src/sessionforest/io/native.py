@@ -18,8 +18,8 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ImportRejected, InvalidPayload, SessionExists, UnsupportedSchemaVersion
-from ..kinds import KINDS, LEGACY_KINDS, validate_payload
-from ..model import SUPPORTED_SCHEMA_VERSIONS, SessionInfo, Visibility
+from ..kinds import KINDS, validate_payload
+from ..model import LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS, SessionInfo, Visibility
 
 FORMAT = "sessionforest"
 FORMAT_VERSION = 1

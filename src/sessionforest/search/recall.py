@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from ..kinds import LEGACY_KINDS
+from ..model import LEGACY_KINDS
 from . import fts
 from .index import SEQUENCE_MASK, SESSION_SHIFT
 from .query import STOPWORDS, split_phrases, split_words
