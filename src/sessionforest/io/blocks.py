@@ -19,6 +19,16 @@ def text(value: Any) -> dict[str, Any]:
     }
 
 
+def tool_call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
+    """A forest tool_call block; non-object arguments are wrapped, never dropped."""
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": name,
+        "input": args if isinstance(args, dict) else {"value": args},
+    }
+
+
 def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """(forest blocks, blocks with no forest equivalent) for a message of `role`.
 
@@ -57,15 +67,7 @@ def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]
                 thinking["signature"] = signature
             out.append(thinking)
         elif btype == "toolCall" and role == "assistant":
-            args = block.get("arguments")
-            out.append(
-                {
-                    "type": "tool_call",
-                    "id": block.get("id"),
-                    "name": block.get("name"),
-                    "input": args if isinstance(args, dict) else {"value": args},
-                }
-            )
+            out.append(tool_call(block.get("id"), block.get("name"), block.get("arguments")))
         else:
             other.append(block)
     return out, other

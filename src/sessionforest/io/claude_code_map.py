@@ -12,6 +12,9 @@ from typing import Any
 
 import orjson
 
+from .blocks import text as _text
+from .blocks import tool_call
+
 Items = list[tuple[str, dict[str, Any], str | None]]  # (kind, payload, visibility or default)
 
 PROVIDER = "claude-code"
@@ -61,13 +64,6 @@ def _message(obj: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise ValueError(f"a {obj.get('type')} record needs a 'message' object")
     return message
-
-
-def _text(value: Any) -> dict[str, Any]:
-    return {
-        "type": "text",
-        "text": value if isinstance(value, str) else orjson.dumps(value).decode(),
-    }
 
 
 def _image(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -168,15 +164,7 @@ def _assistant(obj: dict[str, Any]) -> tuple[str, dict[str, Any], None]:
         elif btype == "redacted_thinking":
             blocks.append({"type": "redacted_thinking", "data": block.get("data")})
         elif btype == "tool_use":
-            args = block.get("input")
-            blocks.append(
-                {
-                    "type": "tool_call",
-                    "id": block.get("id"),
-                    "name": block.get("name"),
-                    "input": args if isinstance(args, dict) else {"value": args},
-                }
-            )
+            blocks.append(tool_call(block.get("id"), block.get("name"), block.get("input")))
         else:
             other.append(block)
     payload: dict[str, Any] = {"content": blocks, "provider": "anthropic"}
