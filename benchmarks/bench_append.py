@@ -19,7 +19,7 @@ import orjson
 
 import datagen
 import harness
-from harness import Row, Section
+from harness import Section
 from sessionforest import Forest
 from sessionforest.ids import iso, new_id, utc_now
 
@@ -134,7 +134,6 @@ def run(quick: bool) -> Section:
         return per_s, p50, p99
 
     lib, floor = summary("library"), summary("floor")
-    share = lib[0] / floor[0]
     per_run = {side: [appends / (r["total_ns"] / 1e9) for r in rs] for side, rs in results.items()}
     return Section(
         name=NAME,
@@ -149,26 +148,7 @@ def run(quick: bool) -> Section:
             "then the median over runs. Ratio = library throughput / floor throughput."
         ),
         rows=[
-            Row(
-                "throughput",
-                harness.rate(lib[0], "appends"),
-                harness.rate(floor[0], "appends"),
-                f"{share:.0%}",
-                f">= {TARGET:.0%}",
-                harness.verdict(share >= TARGET),
-            ),
-            Row(
-                "p50 latency",
-                harness.us(lib[1]),
-                harness.us(floor[1]),
-                harness.ratio(lib[1] / floor[1]),
-            ),
-            Row(
-                "p99 latency",
-                harness.us(lib[2]),
-                harness.us(floor[2]),
-                harness.ratio(lib[2] / floor[2]),
-            ),
+            *harness.append_rows(lib, floor, TARGET),
         ],
         notes=[
             "Per-run throughput (appends/s), library: "

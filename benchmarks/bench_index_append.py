@@ -167,7 +167,6 @@ def run(quick: bool) -> Section:
         return per_s, p50, p99
 
     lib, floor, bare = summary("library"), summary("floor"), summary("unindexed")
-    share = lib[0] / floor[0]
     per_run = {side: [appends / (r["total_ns"] / 1e9) for r in rs] for side, rs in results.items()}
     return Section(
         name=NAME,
@@ -183,26 +182,7 @@ def run(quick: bool) -> Section:
             "throughput / floor throughput."
         ),
         rows=[
-            Row(
-                "throughput",
-                harness.rate(lib[0], "appends"),
-                harness.rate(floor[0], "appends"),
-                f"{share:.0%}",
-                f">= {TARGET:.0%}",
-                harness.verdict(share >= TARGET),
-            ),
-            Row(
-                "p50 latency",
-                harness.us(lib[1]),
-                harness.us(floor[1]),
-                harness.ratio(lib[1] / floor[1]),
-            ),
-            Row(
-                "p99 latency",
-                harness.us(lib[2]),
-                harness.us(floor[2]),
-                harness.ratio(lib[2] / floor[2]),
-            ),
+            *harness.append_rows(lib, floor, TARGET),
             Row(
                 "index cost: floor with vs without the index triggers",
                 harness.rate(floor[0], "appends"),

@@ -182,6 +182,24 @@ class Section:
         return any(row.result == "FAIL" for row in self.rows)
 
 
+def append_rows(lib: Sequence[float], floor: Sequence[float], target: float) -> list[Row]:
+    """Throughput (ratio against `target`), p50 and p99 rows for an append workload;
+    each side is (appends/s, p50 ns, p99 ns)."""
+    share = lib[0] / floor[0]
+    return [
+        Row(
+            "throughput",
+            rate(lib[0], "appends"),
+            rate(floor[0], "appends"),
+            f"{share:.0%}",
+            f">= {target:.0%}",
+            verdict(share >= target),
+        ),
+        Row("p50 latency", us(lib[1]), us(floor[1]), ratio(lib[1] / floor[1])),
+        Row("p99 latency", us(lib[2]), us(floor[2]), ratio(lib[2] / floor[2])),
+    ]
+
+
 def _page_reclaim() -> str:
     """Whether DAMON proactively pages out cold memory (page cache included)."""
     try:
