@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         elapsed_s=elapsed,
         quick=args.quick,
         load_before=load_before,
+        order=list(WORKLOADS),
     )
     print(f"wrote {report.relative_to(harness.REPO)} ({elapsed:.0f} s)")
     return 1 if any(s.failed for s in sections) else 0
