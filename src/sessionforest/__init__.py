@@ -40,8 +40,8 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from .io.common import ChatReport, ImportReport, SkippedLine
 from .io.gasp import Transcript
+from .io.report import ChatReport, ImportFailure, ImportReport, SkippedLine
 from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
 from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
@@ -72,6 +72,7 @@ __all__ = [
     "GateReason",
     "HeadMoved",
     "HistoryDiverged",
+    "ImportFailure",
     "ImportRejected",
     "ImportReport",
     "InvalidArgument",

@@ -18,7 +18,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from ..io.claude_code import DEFAULT_ROOT
-from ..io.common import ImportReport
+from ..io.report import ImportReport
 from .common import State, emit_json, json_option, pass_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -171,14 +171,26 @@ def _bar() -> Iterator[_Bar]:
 
 
 def _show(report: ImportReport, as_json: bool) -> None:
+    """What was imported (stdout), then notes and each failure (stderr); exit 1 if any failed."""
     if as_json:
         emit_json(report.to_json())
-        return
-    click.echo(f"imported {report.summary()}")
-    for skipped in report.skipped:
-        click.echo(f"skipped {skipped}")
-    for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+    else:
+        click.echo(f"imported {report.summary()}")
+        for skipped in report.skipped:
+            click.echo(f"skipped {skipped}")
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        for failure in report.failed:
+            click.echo("error: " + " ".join(str(failure).split()), err=True)
+        if report.failed and (report.chats or len(report.failed) > 1):
+            count = len(report.failed)
+            click.echo(
+                f"error: {count} {'chat' if count == 1 else 'chats'} failed (listed above); "
+                "everything else was imported",
+                err=True,
+            )
+    if report.failed:
+        raise click.exceptions.Exit(1)
 
 
 def _run(state: State, fmt: str, path: Path, skip_bad: bool, as_json: bool) -> None:

@@ -9,7 +9,9 @@ change the index only through a new migration, never by editing them.
 from __future__ import annotations
 
 import sqlite3
-from typing import Final
+from typing import Any, Final
+
+import orjson
 
 from .fts import TOKENIZE
 
@@ -183,3 +185,141 @@ def create(conn: sqlite3.Connection) -> None:
     """Create the index, index every entry already stored, then keep it in sync."""
     for sql in (*CREATE_TABLES, *BACKFILL, *CREATE_TRIGGERS):
         conn.execute(sql)
+
+
+# --- large payloads: indexed from Python ------------------------------------------
+#
+# SQLite's JSON functions copy the document they read and cache it per call
+# site until the trigger ends: the triggers above hold about thirty copies of
+# a 60 MB message at once (1.9 GB measured on SQLite 3.40). So the triggers
+# below (the `search_large_payloads_outside_sql` migration) leave payloads
+# longer than LARGE_PAYLOAD characters alone, and every writer that inserts
+# such an entry indexes it with `index_large`, which gets the text from the
+# payload the writer still holds, in the same transaction: no JSON parsed in
+# SQL, and the text is not copied. Both paths index the same text.
+
+LARGE_PAYLOAD: Final = 1 << 20
+_SMALL = f"length(NEW.payload) <= {LARGE_PAYLOAD}"
+
+SMALL_PAYLOAD_TRIGGERS: Final = (
+    "DROP TRIGGER search_entry_added",
+    "DROP TRIGGER search_digest_first_message",
+    "DROP TRIGGER search_digest_first_reply",
+    "DROP TRIGGER search_digest_summary",
+    f"""CREATE TRIGGER search_entry_added AFTER INSERT ON session_entries
+    WHEN NEW.kind IN {_in(INDEXED_KINDS)} AND {_SMALL} AND json_valid(NEW.payload)
+        AND EXISTS (SELECT 1 FROM search_sessions WHERE session_id = NEW.session_id) BEGIN
+        INSERT INTO session_entry_fts(rowid, text, session_id)
+        VALUES (({_NEW_NUM} << {SESSION_SHIFT}) + NEW.sequence, {_NEW_TEXT}, NEW.session_id);
+    END""",
+    f"""CREATE TRIGGER search_digest_first_message AFTER INSERT ON session_entries
+    WHEN NEW.kind IN {_in(USER_KINDS)} AND {_SMALL} AND json_valid(NEW.payload)
+        AND (SELECT has_first FROM search_sessions WHERE session_id = NEW.session_id) = 0 BEGIN
+        UPDATE chat_digest_fts SET first_message = {_NEW_OPENING}
+        WHERE rowid = {_NEW_NUM};
+        UPDATE search_sessions SET has_first = 1
+        WHERE session_id = NEW.session_id AND {_NEW_OPENING} <> '';
+    END""",
+    f"""CREATE TRIGGER search_digest_first_reply AFTER INSERT ON session_entries
+    WHEN NEW.kind IN {_in(REPLY_KINDS)} AND {_SMALL} AND json_valid(NEW.payload)
+        AND (SELECT has_reply FROM search_sessions WHERE session_id = NEW.session_id) = 0 BEGIN
+        UPDATE chat_digest_fts SET first_reply = {_NEW_OPENING}
+        WHERE rowid = {_NEW_NUM};
+        UPDATE search_sessions SET has_reply = 1
+        WHERE session_id = NEW.session_id AND {_NEW_OPENING} <> '';
+    END""",
+    f"""CREATE TRIGGER search_digest_summary AFTER INSERT ON session_entries
+    WHEN NEW.kind IN {_in(SUMMARY_KINDS)} AND {_SMALL} AND json_valid(NEW.payload) BEGIN
+        UPDATE chat_digest_fts SET summary = coalesce({_NEW_TEXT}, '')
+        WHERE rowid = {_NEW_NUM};
+    END""",
+)
+
+_LARGE_ENTRY = f"""
+INSERT INTO session_entry_fts(rowid, text, session_id)
+SELECT (num << {SESSION_SHIFT}) + :sequence, :text, :sid
+FROM search_sessions WHERE session_id = :sid
+"""
+_LARGE_FIRST = {
+    # column of the digest, flag that says it is set
+    "user": ("first_message", "has_first"),
+    "reply": ("first_reply", "has_reply"),
+}
+
+
+def is_large(payload_json: str) -> bool:
+    """Whether an entry with this stored payload is indexed by `index_large`, not a trigger."""
+    return len(payload_json) > LARGE_PAYLOAD
+
+
+def index_large(
+    conn: sqlite3.Connection | sqlite3.Cursor,
+    session_id: str,
+    sequence: int,
+    kind: str,
+    text: str | None,
+) -> None:
+    """Index one just-inserted large entry as the triggers index small ones; `text` is
+    `entry_text` of its payload. Call it right after the insert, before the next one."""
+    if kind not in INDEXED_KINDS:
+        return
+    found = conn.execute(
+        "SELECT num, has_first, has_reply FROM search_sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    if found is None:
+        return  # the session is not indexed (as the entry trigger's EXISTS says)
+    num, has_first, has_reply = found
+    conn.execute(_LARGE_ENTRY, {"sequence": sequence, "text": text, "sid": session_id})
+    for kinds, (column, flag), done in (
+        (USER_KINDS, _LARGE_FIRST["user"], has_first),
+        (REPLY_KINDS, _LARGE_FIRST["reply"], has_reply),
+    ):
+        if kind in kinds and not done:
+            opening = (text or "")[:OPENING_CHARS]
+            conn.execute(f"UPDATE chat_digest_fts SET {column} = ? WHERE rowid = ?", (opening, num))
+            if opening:
+                conn.execute(f"UPDATE search_sessions SET {flag} = 1 WHERE num = ?", (num,))
+    if kind in SUMMARY_KINDS:
+        conn.execute("UPDATE chat_digest_fts SET summary = ? WHERE rowid = ?", (text or "", num))
+
+
+def entry_text(kind: str, payload: Any) -> str | None:
+    """The searchable text of a payload, as TEXT_OF computes it in SQL."""
+    if not isinstance(payload, dict):
+        return None
+    if kind == "checkpoint":
+        label, summary = payload.get("label"), payload.get("summary")
+        if isinstance(label, str) and label == summary:
+            return label
+        return f"{_sql(label) or ''} {_sql(summary) or ''}".strip(" ")
+    if kind in ("worker.result", "compaction", "branch.summary"):
+        return _sql(payload.get("summary"))
+    content = payload.get("content")
+    if isinstance(content, dict | list):
+        # json_each walks an array's items, or an object's values.
+        blocks = list(content.values()) if isinstance(content, dict) else content
+        texts = [
+            text
+            for block in blocks
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and (text := _sql(block.get("text"))) is not None
+        ]
+        if texts:
+            return texts[0] if len(texts) == 1 else "\n".join(texts)  # one block: no copy
+    return _sql(payload.get("text"))
+
+
+def _sql(value: Any) -> str | None:
+    """A json_extract result as SQL turns it into text (group_concat, ||, FTS5)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = f"{value:.15g}"
+        return text if any(c in text for c in ".en") else text + ".0"
+    return orjson.dumps(value).decode()  # an object or array: its JSON text

@@ -34,7 +34,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...gitstamp import Divergence, Stamper, compare
-from ...ids import Clock, iso, new_id, utc_now
+from ...ids import Clock, id_problem, iso, line_problem, new_id, utc_now
 from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
@@ -47,6 +47,7 @@ from ...model import (
     Snapshot,
     Visibility,
 )
+from ...search import index
 from ...search.mixin import SearchMixin
 from . import integrity, migrations
 from .bulk import BulkMixin
@@ -312,6 +313,11 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
     ) -> str:
         if visibility not in SessionVisibility.__members__.values():
             raise InvalidArgument("session visibility", f"{visibility!r}")
+        if session_id and (why := id_problem(session_id)) is not None:
+            raise InvalidArgument("session id", f"{session_id!r} {why}")
+        for name, text in (("title", title), ("harness", harness)):
+            if (why := line_problem(text)) is not None:
+                raise InvalidArgument(name, f"{text!r} {why}")
         sid = session_id or new_id()
         with self._write() as conn:
             conn.execute(
@@ -403,6 +409,8 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
             )
+            if index.is_large(body):
+                index.index_large(conn, session_id, sequence, kind, index.entry_text(kind, payload))
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
         except BaseException:
@@ -440,6 +448,9 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                     INSERT_ENTRY,
                     (entry_id, session_id, parent, sequence, 2, kind, body, vis, now, stamp_text),
                 )
+                if index.is_large(body):
+                    text = index.entry_text(kind, payload)
+                    index.index_large(conn, session_id, sequence, kind, text)
                 entries.append(
                     Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, now, stamp)
                 )

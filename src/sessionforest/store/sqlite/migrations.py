@@ -281,6 +281,16 @@ def session_sources(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
+    # The index triggers skip payloads over 1 MiB, which their writers index
+    # from Python (search/index.py, index_large): SQLite's JSON functions held
+    # some thirty copies of a 60 MB message at once, 1.9 GB for one insert.
+    from ...search import index
+
+    _run(conn, *index.SMALL_PAYLOAD_TRIGGERS)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 
