@@ -158,3 +158,23 @@ def test_array_elements_stream_in_bounded_pieces(
         list(jsonstream.elements(io.BytesIO(b'{"a": 1}'), 40))
     ended = list(jsonstream.elements(io.BytesIO(b'[{"a": 1}, {"b"'), 40))
     assert [e.error for e in ended] == [None, "the file ends inside the array"]
+
+
+def test_an_id_reused_with_other_content_becomes_its_own_chat_noted_once(
+    forest: Forest, tmp_path: Path
+) -> None:
+    conv = _conversation(MULTI)
+    del conv["current_node"]  # noted while the chat is written, so a retry must not repeat it
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]))
+    forest.import_chats("chatgpt", path)
+    conv["mapping"]["n5"]["message"]["content"]["thoughts"][0]["summary"] = "said otherwise"
+    path.write_text(json.dumps([conv]))
+    report = forest.import_chats("chatgpt", path)
+    assert report.ok and len(report.chats) == 1
+    alias = report.chats[0].source_id
+    assert alias.startswith("fixture~") and report.notes == [
+        f"{path}: conversation 1: id fixture is already imported with other content: "
+        f"imported as {alias}",
+        f"{path}: conversation 1: current_node missing: head at the last node",
+    ]

@@ -117,7 +117,11 @@ def export_gasp(
 
 @click.group("import")
 def import_group() -> None:
-    """Import chats from files other tools wrote (one subcommand per format)."""
+    """Import chats from files other tools wrote (one subcommand per format).
+
+    Each chat is imported on its own: one that fails is not imported, the
+    others are, and the command ends by naming each failure and exits 1.
+    """
 
 
 class _Bar:

@@ -142,11 +142,12 @@ def _element(
     except MALFORMED as exc:
         bad.bad(path, element.line, f"{where}: {reason(exc)}")
         return
-    mark = (len(report.skipped), len(report.notes))
+    skipped, noted = len(report.skipped), notes.mark()
     try:
         _conversation(forest, path, element, conv, cid, mapping, order, report, bad, notes)
     except EntryConflict:
-        del report.skipped[mark[0] :], report.notes[mark[1] :]  # the retry reports them again
+        del report.skipped[skipped:]  # the retry reports them again
+        notes.rollback(noted)
         # Conversation ids are UUIDs and nodes never change, so the same id
         # with other content is another conversation (anonymised exports
         # reuse ids): it becomes its own chat, keyed by its bytes as well.

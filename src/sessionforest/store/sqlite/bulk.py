@@ -454,7 +454,10 @@ class BulkMixin:
 
         Each chat is its own transaction: a bad line fails that chat (the store
         unchanged for it) unless `skip_bad`, which records the line and goes on.
-        Re-importing is idempotent; a longer file adds only its new entries.
+        A failed chat is listed in the report's `failed` (file, line, reason)
+        and the import goes on with the others; only a path that does not
+        exist, or a store that cannot be written, raises. Re-importing is
+        idempotent; a longer file adds only its new entries.
         """
         from ...io import importers
 
