@@ -99,9 +99,9 @@ def _huge_message(mib: int, out: Path) -> int:
         rows.append(" ".join(rng.choices(words, k=12)))
         size += len(rows[-1]) + 1
     lines = (SAMPLES / CLAUDE_SOURCES[0]).read_text(encoding="utf-8").splitlines()
-    first = json.loads(lines[0])
+    prompt = next(r for r in map(json.loads, lines) if r.get("type") == "user")
     pasted = {"role": "user", "content": [{"type": "text", "text": "\n".join(rows)}]}
-    line = orjson.dumps({**first, "uuid": "pasted", "parentUuid": None, "message": pasted})
+    line = orjson.dumps({**prompt, "uuid": "pasted", "parentUuid": None, "message": pasted})
     out.write_bytes(b"\n".join([line, *(x.encode() for x in lines)]) + b"\n")
     return len(line)
 

@@ -182,7 +182,7 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     if not isinstance(obj, dict) or obj.get("type") != "entry":
         raise ValueError('expected an entry line ({"type": "entry", ...})')
     eid = _id(obj, "id", "entry")
-    parent = _require(obj, "parent_id", (str, type(None)), "entry")
+    parent = _id(obj, "parent_id", "entry", optional=True)
     seq = _require(obj, "sequence", (int,), "entry")
     if seq != expected_seq:
         raise ValueError(f"sequence {seq} where {expected_seq} was expected (gap-free 1..n)")

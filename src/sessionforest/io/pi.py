@@ -92,14 +92,12 @@ def _import_file(
             return
         version = header.get("version", 1)
         ids = Ids(FORMAT, header["id"])
-        created = iso_time(header.get("timestamp"))
+        stated = iso_time(header.get("timestamp"))
+        created = stated or file_time(path)
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        spec = ChatSpec(
-            ids.session, "", FORMAT, created or file_time(path), FORMAT, str(path), header["id"],
-            cwd=cwd,
-        )  # fmt: skip
+        spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], cwd=cwd)
         with forest.bulk_chat(spec, path) as writer:
-            start = created or writer.created_at  # the stored chat's time on re-imports
+            start = stated or writer.created_at  # the stored chat's time on re-imports
             chat = _Chat(writer, ids, notes, start, linear=version == 1)
             for number, obj in json_lines(path, reader, bad, notes):
                 # pi numbers the entries it could parse, header = 0: v1
