@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from ..errors import UnknownEntry
 from ..store.sqlite import Forest
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,20 +59,6 @@ def emit_json(value: Any) -> None:
 
 
 def resolve_entry(forest: Forest, session_id: str, ref: str) -> str:
-    """An entry id from `ref`: an id, or a sequence number as printed by `log` and `tree`.
-
-    An id made only of digits (possible in imported files) wins over a sequence
-    number, so every existing id stays addressable.
-    """
-    if not ref.isdigit():
-        return ref
-    sequence = int(ref)
-    by_sequence = None
-    for node in forest.skeleton(session_id):
-        if node.id == ref:
-            return ref
-        if node.sequence == sequence:
-            by_sequence = node.id
-    if by_sequence is None:
-        raise UnknownEntry(ref, session_id)
-    return by_sequence
+    """An entry id from `ref`: an id, a unique id prefix, or a sequence number as
+    printed by `log` and `tree` (see `Forest.resolve_entry` for which wins)."""
+    return forest.resolve_entry(session_id, ref)
