@@ -153,3 +153,13 @@ def test_every_error_exposes_the_fields_it_sets(cls: type[errors.ForestError]) -
         if isinstance(getattr(err, name), str | int):
             assert body[name] == getattr(err, name)
     assert orjson.loads(orjson.dumps(body)) == body  # plain JSON all the way down
+
+
+def test_json_as_an_option_value_is_not_the_flag(forest: ForestCli, session: str) -> None:
+    # `-t --json` appends the text "--json"; a failure of that command is plain text.
+    appended = forest.ok("append", session, "-k", "user.message", "-t", "--json").strip()
+    assert forest.json("log", session)[0]["payload"]["content"][0]["text"] == "--json"
+    assert len(appended) == 26
+    result = forest.run("append", session, "-k", "user.message", "-t", "--json", "--parent", "zz")
+    assert result.exit_code == 3
+    assert result.stdout == ""

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sessionforest import AmbiguousId, Forest, UnknownEntry, UnknownSession
+from sessionforest.store.sqlite import refs
 from sessionforest.store.sqlite.refs import one_typo_away, prefix_bounds
 
 # Shaped like minted ids (26 Crockford base32 characters), chosen to share prefixes.
@@ -263,3 +264,22 @@ def test_an_entry_miss_suggests_entries_one_typo_away(
         with pytest.raises(UnknownEntry) as caught:
             call()
         assert ids[1] in [s["id"] for s in caught.value.suggestions]
+
+
+@pytest.mark.parametrize("scan", [1, 2, 1000])
+def test_entry_prefixes_resolve_the_same_past_the_scan_limit(
+    forest: Forest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: int
+) -> None:
+    # Other sessions' ids crowd the same range: a narrow scan of the id index
+    # cannot conclude, and the session's own entries decide.
+    imported(forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
+    (tmp_path / "more").mkdir()
+    imported(forest, tmp_path / "more", "other", ["3f0", "3f1", "3f1d"])
+    monkeypatch.setattr(refs, "PREFIX_SCAN", scan)
+    assert forest.resolve_entry("chat", "3f1") == "3f1c"
+    assert forest.resolve_entry("other", "3f1") == "3f1"  # exact wins
+    with pytest.raises(AmbiguousId) as caught:
+        forest.resolve_entry("chat", "3f")
+    assert caught.value.count == 3
+    with pytest.raises(UnknownEntry):
+        forest.resolve_entry("chat", "3f1d")

@@ -46,10 +46,28 @@ class State:
 pass_state = click.make_pass_decorator(State)
 
 
+# ctx.meta key on the root context: whether this command line asked for --json,
+# so the error boundary in main.py answers a failure in JSON too.
+JSON_KEY = "sessionforest.json"
+
+
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.find_root().meta[JSON_KEY] = value
+    return value
+
+
 def json_option(fn: F) -> F:
-    """The `--json` flag, passed to the command as `as_json`."""
+    """The `--json` flag, passed to the command as `as_json`.
+
+    Eager, so the parsed value is known before any other option can fail.
+    """
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print one JSON document instead of text."
+        "--json",
+        "as_json",
+        is_flag=True,
+        is_eager=True,
+        callback=_note_json,
+        help="Print one JSON document instead of text.",
     )(fn)
 
 

@@ -8,7 +8,7 @@ with `--json` also prints `{"error": {...}}` on stdout for scripts to read.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,7 +25,7 @@ from ..errors import (
 )
 from ..render import escape
 from . import admin, entries, io, search, sessions, status
-from .common import State, emit_json
+from .common import JSON_KEY, State, emit_json
 
 # Looked up along the exception's MRO, so the most specific class wins.
 EXIT_CODES: dict[type[BaseException], int] = {
@@ -39,9 +39,6 @@ EXIT_CODES: dict[type[BaseException], int] = {
     AmbiguousId: 3,  # like a miss: the name given does not pick one thing
     HeadMoved: 4,
 }
-
-
-JSON_KEY = "sessionforest.json"  # ctx.meta: the command line asked for --json
 
 
 def exit_code_for(exc: BaseException) -> int:
@@ -93,11 +90,11 @@ def wants_json(args: Sequence[str]) -> bool:
 
 
 @contextmanager
-def _converted(as_json: bool) -> Iterator[None]:
+def _converted(as_json: Callable[[], bool]) -> Iterator[None]:
     try:
         yield
     except (ForestError, click.ClickException, sqlite3.Error) as exc:
-        if as_json:
+        if as_json():
             emit_json({"error": error_json(exc)})
         # Escaped: one line, whatever a message quotes (titles, paths, file lines).
         click.echo("error: " + escape(_message(exc)), err=True)
@@ -111,7 +108,8 @@ class ForestGroup(click.Group):
     Parsing the group's own options happens in `make_context`, a subcommand's
     (and running it) in `invoke`; the two overrides cover every error path.
     Whether to answer in JSON is read from the whole command line up front, so
-    an error while parsing it (a bad option value) is JSON too.
+    an error while parsing it (an unknown option) is JSON too; once the command's
+    `--json` flag is parsed (it is eager), its value decides.
     """
 
     def make_context(
@@ -122,13 +120,13 @@ class ForestGroup(click.Group):
         **extra: Any,
     ) -> click.Context:
         as_json = wants_json(args)
-        with _converted(as_json):
+        with _converted(lambda: as_json):
             ctx = super().make_context(info_name, args, parent, **extra)
         ctx.meta[JSON_KEY] = as_json
         return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _converted(ctx.meta.get(JSON_KEY, False)):
+        with _converted(lambda: bool(ctx.meta.get(JSON_KEY))):
             return super().invoke(ctx)
 
 

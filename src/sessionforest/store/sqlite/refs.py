@@ -1,7 +1,7 @@
 """Naming sessions and entries the way people type them: a full id, a unique id
 prefix (as git takes a short hash) or, for entries, a sequence number.
 
-A prefix resolves with one indexed range query (`id >= prefix AND id < next`);
+A prefix resolves with an indexed range query (`id >= prefix AND id < next`);
 a full id costs no query at all. A miss suggests the ids one typo away.
 """
 
@@ -29,16 +29,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 SESSIONS_WITH_PREFIX = "SELECT id, title FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
 COUNT_SESSIONS_WITH_PREFIX = "SELECT COUNT(*) FROM sessions WHERE id >= ? AND id < ?"
 
-# Through the (session_id, sequence) index, as the planner picks: the scan is
-# bounded by the session's size (never more than the `log` or `tree` that
-# follows reads), where the id index would walk every session's ids in range.
+# An entry prefix first walks the id index over every session's ids in range,
+# at most PREFIX_SCAN of them (a prefix of a few characters is that narrow in
+# all but the largest stores) ...
+PREFIX_SCAN = 1000
+ANY_ENTRIES_WITH_PREFIX = """
+SELECT id, session_id, sequence, kind FROM session_entries
+WHERE id >= ? AND id < ? ORDER BY id LIMIT ?
+"""
+# ... and only a prefix wider than that reads the session's entries through the
+# (session_id, sequence) index: bounded by the session's size, never more than
+# the `log` or `tree` that follows reads.
 ENTRIES_WITH_PREFIX = """
 SELECT id, sequence, kind FROM session_entries
-WHERE session_id = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?
+WHERE session_id = ? AND id >= ? AND id < ? ORDER BY id
 """
-COUNT_ENTRIES_WITH_PREFIX = (
-    "SELECT COUNT(*) FROM session_entries WHERE session_id = ? AND id >= ? AND id < ?"
-)
 
 # A digit-only ref: the entry whose id it is, else the entry with that sequence
 # number (the primary key and the (session_id, sequence) index, one row each).
@@ -175,14 +180,17 @@ class RefsMixin:
             if found:
                 return max(found, key=lambda row: row[1])[0]  # type: ignore[no-any-return]
         lo, hi = self._bounds(ref, lambda r: self.unknown_entry(session_id, r))
-        rows = conn.execute(ENTRIES_WITH_PREFIX, (session_id, lo, hi, SHOWN + 1)).fetchall()
+        scanned = conn.execute(ANY_ENTRIES_WITH_PREFIX, (lo, hi, PREFIX_SCAN)).fetchall()
+        if len(scanned) < PREFIX_SCAN:
+            rows = [(i, seq, kind) for i, sid, seq, kind in scanned if sid == session_id]
+        else:
+            rows = conn.execute(ENTRIES_WITH_PREFIX, (session_id, lo, hi)).fetchall()
         if rows and (rows[0][0] == ref or len(rows) == 1):
             return rows[0][0]  # type: ignore[no-any-return]
         if not rows:
             raise self.unknown_entry(session_id, ref)
-        count = conn.execute(COUNT_ENTRIES_WITH_PREFIX, (session_id, lo, hi)).fetchone()[0]
         shown = [{"id": i, "sequence": seq, "kind": kind} for i, seq, kind in rows[:SHOWN]]
-        raise AmbiguousId("entry", ref, count, shown, session_id)
+        raise AmbiguousId("entry", ref, len(rows), shown, session_id)
 
     @staticmethod
     def _bounds(ref: str, miss: Callable[[str], ForestError]) -> tuple[str, str | bytes]:
