@@ -64,9 +64,11 @@ def _named(candidate: Candidate) -> str:
     """`id ("title")` for a session, `id (3 user.message)` for an entry."""
     if "sequence" in candidate:
         return f"{candidate['id']} ({candidate['sequence']} {candidate.get('kind', '')})"
-    title = str(candidate.get("title") or "untitled")
+    title = str(candidate.get("title") or "")
+    if not title:
+        return f"{candidate['id']} (untitled)" if "title" in candidate else str(candidate["id"])
     title = title if len(title) <= 40 else title[:39] + "…"
-    return f'{candidate["id"]} ("{title}")' if "title" in candidate else str(candidate["id"])
+    return f'{candidate["id"]} ("{title}")'
 
 
 def _did_you_mean(suggestions: Sequence[Candidate]) -> str:

@@ -283,3 +283,11 @@ def test_entry_prefixes_resolve_the_same_past_the_scan_limit(
     assert caught.value.count == 3
     with pytest.raises(UnknownEntry):
         forest.resolve_entry("chat", "3f1d")
+
+
+def test_untitled_candidates_say_so(forest: Forest) -> None:
+    forest.create_session(session_id="u1")
+    forest.create_session(session_id="u2")
+    with pytest.raises(AmbiguousId) as caught:
+        forest.resolve_session("u")
+    assert "(u1 (untitled), u2 (untitled))" in str(caught.value)
