@@ -12,6 +12,7 @@ import click
 
 from ..ids import parse_iso
 from ..model import SessionStatus
+from ..render import escape
 from ..search.composer import find_card, recall_card
 from .common import State, emit_json, json_option, pass_state
 
@@ -33,9 +34,10 @@ def _moment(value: str | None) -> datetime | None:
 @pass_state
 def recall(state: State, session: str, query: str, limit: int, as_json: bool) -> None:
     """Search the entries of SESSION only (ended chats included)."""
-    hits = state.forest.search_session_entries(session, query, limit=limit)
+    sid = state.forest.resolve_session(session)
+    hits = state.forest.search_session_entries(sid, query, limit=limit)
     if as_json:
-        emit_json({"session_id": session, "query": query, "hits": [h.to_json() for h in hits]})
+        emit_json({"session_id": sid, "query": query, "hits": [h.to_json() for h in hits]})
     else:
         click.echo(recall_card(query, hits))
 
@@ -64,11 +66,14 @@ def find(
 
 
 def _mark(state: State, session: str, status: SessionStatus, as_json: bool) -> None:
-    state.forest.set_status(session, status)
+    """Set the status; prints `ID STATUS` (--json: the session as `sessions` lists it)."""
+    forest = state.forest
+    sid = forest.resolve_session(session)
+    forest.set_status(sid, status)
     if as_json:
-        emit_json({"id": session, "status": str(status)})
+        emit_json(forest.session(sid).to_json())
     else:
-        click.echo(f"{session} {status}")
+        click.echo(escape(f"{sid} {status}"))
 
 
 @click.command()

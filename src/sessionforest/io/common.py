@@ -19,6 +19,7 @@ import orjson
 
 from ..errors import ImportRejected
 from ..ids import iso
+from ..render import plural
 from ..store.sqlite.bulk import ChatResult
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
@@ -267,9 +268,10 @@ class ImportReport:
         new = sum(1 for c in self.chats if c.created)
         workers = sum(1 for c in self.chats if c.hidden)
         return (
-            f"{len(self.chats)} chats ({new} new, {workers} worker), {self.entries} entries "
-            f"added ({self.unchanged} already there), {self.branches} branches, "
-            f"{len(self.skipped)} skipped lines"
+            f"{plural(len(self.chats), 'chat')} ({new} new, {workers} worker), "
+            f"{plural(self.entries, 'entry', 'entries')} added ({self.unchanged} already there), "
+            f"{plural(self.branches, 'branch', 'branches')}, "
+            f"{plural(len(self.skipped), 'skipped line')}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -301,7 +303,9 @@ class Notes:
     def close(self) -> None:
         if self._count > NOTES_PER_FILE:
             more = self._count - NOTES_PER_FILE
-            self._report.notes.append(f"{self._path}: ... and {more} more notes like these")
+            self._report.notes.append(
+                f"{self._path}: ... and {plural(more, 'more note')} like these"
+            )
 
 
 class BadLines:

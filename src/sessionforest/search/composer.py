@@ -1,7 +1,8 @@
 """Composer commands `/recall <query>` and `/find <query>`, answered locally as a card.
 
 A card is for the person typing: it is never sent to a model and never written
-to the forest (both searches only read). The CLI prints the same cards.
+to the forest (both searches only read). The CLI prints the same cards, every
+line escaped so stored text cannot break the card's layout.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..render import escape, plural
 from .results import ChatSearch, EntryHit
 
 COMMANDS = ("recall", "find")
@@ -74,13 +76,12 @@ def _when(stamp: str) -> str:
 
 def recall_card(query: str, hits: Sequence[EntryHit]) -> str:
     """The text of a `/recall` card (also `forest recall`)."""
-    count = f"{len(hits)} hit" + ("" if len(hits) == 1 else "s")
-    lines = [f'recall "{query}" in this chat: {count}']
+    lines = [f'recall "{query}" in this chat: {plural(len(hits), "hit")}']
     for hit in hits:
         where = "" if hit.on_active_branch else "  (off the active branch)"
         lines.append(f"  #{hit.sequence:<4} {hit.kind:<17} {_when(hit.created_at)}{where}")
         lines.append(f"        {hit.snippet}")
-    return "\n".join(lines)
+    return "\n".join(map(escape, lines))
 
 
 def find_card(result: ChatSearch) -> str:
@@ -101,7 +102,7 @@ def find_card(result: ChatSearch) -> str:
         lines.append(f"     {hit.session_id}" + (f"  {hit.snippet}" if hit.snippet else ""))
     if not result.hits:
         lines.append("  no chats found")
-    return "\n".join(lines)
+    return "\n".join(map(escape, lines))
 
 
 def run_command(

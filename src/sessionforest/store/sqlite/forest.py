@@ -50,6 +50,7 @@ from ...model import (
 from ...search.mixin import SearchMixin
 from . import integrity, migrations
 from .bulk import BulkMixin
+from .refs import RefsMixin, suggesting
 from .trees import TreesMixin
 
 
@@ -134,6 +135,14 @@ SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
+SESSION_ORDERS = {
+    # rowid order is creation order, even within one millisecond.
+    "created": " ORDER BY s.rowid",
+    # Latest activity first (the head's last move, else creation), as the
+    # `updated_at` a listing shows; newer sessions first on a tie.
+    "updated": " ORDER BY COALESCE(h.updated_at, s.created_at) DESC, s.rowid DESC",
+}
+
 
 def default_path() -> Path:
     """`FOREST_DB` if set, else `forest.db` in the user data directory."""
@@ -215,7 +224,7 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest(TreesMixin, SearchMixin, BulkMixin):
+class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
@@ -331,13 +340,19 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
     def session(self, session_id: str) -> SessionInfo:
         row = self._conn.execute(SESSION_ROW + " WHERE s.id = ?", (session_id,)).fetchone()
         if row is None:
-            raise UnknownSession(session_id)
+            raise self.unknown_session(session_id)
         return SessionInfo(*row)
 
-    def sessions(self, *, include_hidden: bool = True) -> list[SessionInfo]:
+    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only).
+
+        `order="created"` lists them oldest first; `"updated"` puts the latest
+        activity (the `updated_at` each carries) first, as a sidebar does.
+        """
+        if order not in SESSION_ORDERS:
+            raise InvalidArgument("order", f"expected created or updated; got {order!r}")
         where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
-        # rowid order is creation order, even within one millisecond.
-        rows = self._conn.execute(SESSION_ROW + where + " ORDER BY s.rowid")
+        rows = self._conn.execute(SESSION_ROW + where + SESSION_ORDERS[order])
         return [SessionInfo(*row) for row in rows]
 
     def set_status(self, session_id: str, status: str) -> None:
@@ -347,13 +362,13 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             if not conn.execute(
                 "UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)
             ).rowcount:
-                raise UnknownSession(session_id)
+                raise self.unknown_session(session_id)
 
     def _readable(self, session_id: str) -> str | None:
         """The session's head; raises if the session is unknown or quarantined."""
         row = self._conn.execute(HEAD_STATE, (session_id,)).fetchone()
         if row is None:
-            raise UnknownSession(session_id)
+            raise self.unknown_session(session_id)
         if row[0] is not None:
             raise SessionQuarantined(session_id, row[0])
         return row[1]  # type: ignore[no-any-return]
@@ -405,11 +420,15 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             )
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             conn.execute("ROLLBACK")
+            # Suggestions are looked for only now, with the write lock released.
+            if isinstance(exc, UnknownSession | UnknownEntry):
+                raise self._with_suggestions(exc) from None
             raise
         return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
 
+    @suggesting
     def append_many(
         self,
         session_id: str,
@@ -517,7 +536,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                 "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
             ).fetchone()
             if owner is None:
-                raise UnknownEntry(entry_id, session_id)
+                raise self.unknown_entry(session_id, entry_id)
             if owner[0] != session_id:
                 raise ForeignEntry(entry_id, session_id, owner[0])
             if expect_head is not UNSET and head != expect_head:
@@ -554,7 +573,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE id = ?", (entry_id,)
         ).fetchone()
         if row is None:
-            raise UnknownEntry(entry_id, session_id)
+            raise self.unknown_entry(session_id, entry_id)
         if row[1] != session_id:
             raise ForeignEntry(entry_id, session_id, row[1])
         return _entry(row)
