@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest
+from sessionforest import Forest, InvalidArgument
 from sessionforest.search import retrieve
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
@@ -191,7 +191,9 @@ def test_filters_without_words_list_chats_by_latest_activity(
     old = make_chat("Old", ["x"], age_days=20, harness="claude")
     new = make_chat("New", ["x"], age_days=2, harness="claude")
     mid = make_chat("Mid", ["x"], age_days=5, harness="codex")
-    assert found(forest.search_chats("last week", now=NOW)) == [new, mid]
+    assert found(forest.search_chats("the past week", now=NOW)) == [new, mid]
+    # Monday the 28th is this week; Friday the 25th was last week.
+    assert found(forest.search_chats("last week", now=NOW)) == [mid]
     assert found(forest.search_chats("claude", now=NOW)) == [new, old]
     result = forest.search_chats("the", now=NOW)
     assert result.hits == () and result.mode == "none"
@@ -216,10 +218,13 @@ def test_the_store_clock_is_the_default_now(forest: Forest, make_chat: Any) -> N
     assert found(forest.search_chats("gecko today")) == [sid]  # the fixture's clock is NOW
 
 
-@pytest.mark.parametrize("limit", [0, -3])
-def test_a_non_positive_limit_returns_no_hits(forest: Forest, make_chat: Any, limit: int) -> None:
+@pytest.mark.parametrize("limit", [0, -3, True, 2.5])
+def test_a_limit_below_one_is_refused(forest: Forest, make_chat: Any, limit: Any) -> None:
     make_chat("Gecko", ["gecko"])
-    assert forest.search_chats("gecko", now=NOW, limit=limit).hits == ()
+    with pytest.raises(InvalidArgument, match="limit") as caught:
+        forest.search_chats("gecko", now=NOW, limit=limit)
+    assert caught.value.argument == "limit"
+    assert len(forest.search_chats("gecko", now=NOW, limit=1).hits) == 1
 
 
 def test_terms_too_common_to_rank_take_the_newest_matches(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest, SessionQuarantined, UnknownSession
+from sessionforest import Forest, InvalidArgument, SessionQuarantined, UnknownSession
 
 
 def text(body: str) -> dict[str, Any]:
@@ -102,7 +102,11 @@ def test_limit_and_empty_queries(forest: Forest) -> None:
         forest.append(sid, "user.message", text(f"line {i} of the log"))
     assert len(forest.search_session_entries(sid, "log")) == 10
     assert len(forest.search_session_entries(sid, "log", limit=3)) == 3
-    assert forest.search_session_entries(sid, "log", limit=0) == []
+    for bad in (0, -1):
+        with pytest.raises(
+            InvalidArgument, match="invalid limit: must be a whole number of at least 1"
+        ):
+            forest.search_session_entries(sid, "log", limit=bad)
     assert forest.search_session_entries(sid, "") == []
     assert forest.search_session_entries(sid, "  ...  ") == []
 

@@ -13,6 +13,7 @@ import click
 from ..ids import parse_iso
 from ..model import SessionStatus
 from ..search.composer import find_card, recall_card
+from ..search.query import TIME_PHRASES
 from .common import State, emit_json, json_option, pass_state
 
 
@@ -28,7 +29,13 @@ def _moment(value: str | None) -> datetime | None:
 @click.command()
 @click.argument("session")
 @click.argument("query")
-@click.option("--limit", default=10, show_default=True, help="At most this many hits.")
+@click.option(
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="At most this many hits.",
+)
 @json_option
 @pass_state
 def recall(state: State, session: str, query: str, limit: int, as_json: bool) -> None:
@@ -40,11 +47,27 @@ def recall(state: State, session: str, query: str, limit: int, as_json: bool) ->
         click.echo(recall_card(query, hits))
 
 
-@click.command()
+FIND_HELP = f"""Find the chat QUERY describes: words, "phrases", a time ("last week"), a harness.
+
+Words are matched as the index stores them (stemmed: "failing" finds "fails");
+"quoted text" is matched as a phrase; a harness name the store knows (claude,
+codex, ...) keeps chats of that harness.
+
+\b
+{TIME_PHRASES}"""
+
+
+@click.command(help=FIND_HELP)
 @click.argument("query")
 @click.option("--now", "now_text", metavar="ISO", help="Resolve time phrases against this time.")
 @click.option("--harness", help="Only chats of this harness.")
-@click.option("--limit", default=8, show_default=True, help="At most this many chats.")
+@click.option(
+    "--limit",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="At most this many chats.",
+)
 @json_option
 @pass_state
 def find(
@@ -55,7 +78,6 @@ def find(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Find the chat QUERY describes: words, "phrases", a time ("last week"), a harness."""
     result = state.forest.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
     if as_json:
         emit_json(result.to_json())

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidArgument
 from ..ids import Clock
 from .gate import judge
 from .query import parse_query
@@ -51,8 +52,10 @@ class SearchMixin:
         """Entries of this one session matching `query`, best first.
 
         Raises UnknownSession or SessionQuarantined like every read; an ended
-        or archived session is searched like any other.
+        or archived session is searched like any other. `limit` must be at
+        least 1 (InvalidArgument otherwise).
         """
+        _check_limit(limit)
         with self._reading() as conn:
             self._readable(session_id)
             return recall(conn, session_id, query, limit)
@@ -67,8 +70,10 @@ class SearchMixin:
         """Top-level chats matching `query`, best first, and whether the index is sure.
 
         Time phrases resolve against `now` (default: the store's clock);
-        `harness` restricts the chats to one harness, as a harness word does.
+        `harness` restricts the chats to one harness, as a harness word does;
+        `limit` must be at least 1 (InvalidArgument otherwise).
         """
+        _check_limit(limit)
         moment = now or self._clock()
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
@@ -80,6 +85,12 @@ class SearchMixin:
                 # with nothing found under the filter, search it as a word.
                 found = _find(conn, query, moment, [], None, limit)
         return found
+
+
+def _check_limit(limit: int) -> None:
+    # bool is an int: `limit=True` is a caller's mistake, not "one hit".
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidArgument("limit", f"must be a whole number of at least 1, got {limit!r}")
 
 
 def _find(
@@ -123,7 +134,7 @@ def _find(
         confident=confident,
         reason=reason,
         detail=detail,
-        hits=tuple(shown[: max(limit, 0)]),
+        hits=tuple(shown[:limit]),
         terms=tuple(t.label for t in choice.kept),
         unknown_terms=choice.unknown,
         prefix_terms=choice.prefixed,
@@ -131,5 +142,5 @@ def _find(
         window=parsed.window,
         harness=tuple(sorted(wanted)),
         mode=mode,
-        outside_window=tuple(hits(conn, outside[: max(limit, 0)], choice.kept)),
+        outside_window=tuple(hits(conn, outside[:limit], choice.kept)),
     )
