@@ -129,6 +129,10 @@ def _span_back(now: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
     return now - n * _STEP[unit], now
 
 
+def _first_of_month(now: datetime) -> datetime:
+    return _midnight(now).replace(day=1)
+
+
 def _monday(now: datetime) -> datetime:
     """00:00 on the Monday of `now`'s calendar week, in `now`'s time zone."""
     return _midnight(now) - timedelta(days=now.weekday())
@@ -196,14 +200,15 @@ RULES: tuple[Rule, ...] = (
     (_rule(r"(?:earlier )?today|this (?:morning|afternoon|evening)|tonight"),
      lambda m, now: (_midnight(now), now)),
     # Rolling spans: "the past week" is the last 7 days, whatever the weekday.
-    (_rule(r"(?:(?:in|within|over|during) )?the (?:last|past) " + _ONE_UNIT + r"|past " + _ONE_UNIT),
+    (_rule(r"(?:(?:in|within|over|during) )?the (?:last|past) " + _ONE_UNIT
+           + r"|past " + _ONE_UNIT),
      lambda m, now: _span_back(now, m[1] or m[2], 1)),
     # Calendar spans, in the clock's time zone: weeks start on Monday.
     (_rule(r"this week"), lambda m, now: (_monday(now), now)),
     (_rule(r"last week"), lambda m, now: (_monday(now) - 7 * _DAY, _monday(now))),
     (_rule(r"this month"), lambda m, now: (_midnight(now).replace(day=1), now)),
     (_rule(r"last month"),
-     lambda m, now: (_add_months(_midnight(now).replace(day=1), -1), _midnight(now).replace(day=1))),
+     lambda m, now: (_add_months(_first_of_month(now), -1), _first_of_month(now))),
     (_rule(r"this year"), lambda m, now: (_midnight(now).replace(month=1, day=1), now)),
     (_rule(r"last year"),
      lambda m, now: (_midnight(now).replace(year=now.year - 1, month=1, day=1),
