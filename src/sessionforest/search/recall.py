@@ -3,7 +3,9 @@
 Each term is matched within the session's rowid range without a ranking
 function (bm25 would walk the term's doclist over the whole store, ~12 ms for
 "the" at 1M entries); hits are scored by how rare their terms are within this
-chat, newest first on ties. Ended chats stay searchable like any other.
+chat, newest first on ties. Ended chats stay searchable like any other. Text
+in spaceless scripts is also looked up in the trigram index (grams.py), where
+a term matches as a substring.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..model import LEGACY_KINDS
-from . import fts
+from . import fts, grams
 from .index import SEQUENCE_MASK, SESSION_SHIFT
 from .query import STOPWORDS, split_phrases, split_words
 from .results import ELLIPSIS, MARK, EntryHit
-from .terms import MIN_PREFIX_LETTERS
+from .scripts import excerpt, spaceless
+from .terms import MIN_GRAM_CHARS, MIN_PREFIX_LETTERS
 
 MAX_RECALL_TERMS: Final = 8
 TERM_ROWS: Final = 5_000  # per term, newest first: enough to rank any real chat
@@ -36,6 +39,13 @@ SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 16),
 FROM session_entry_fts f
 JOIN session_entries e ON e.session_id = :sid AND e.sequence = (f.rowid & {SEQUENCE_MASK})
 WHERE session_entry_fts MATCH :expr AND f.rowid = :rowid AND f.session_id = :sid
+"""
+SESSION_HAS_GRAMS = "SELECT 1 FROM session_entry_grams WHERE rowid BETWEEN ? AND ? LIMIT 1"
+GRAM_HIT_ROW = f"""
+SELECT g.text, e.id, e.kind, e.created_at, e.sequence
+FROM session_entry_grams g
+JOIN session_entries e ON e.session_id = :sid AND e.sequence = (g.rowid & {SEQUENCE_MASK})
+WHERE g.rowid = :rowid
 """
 # From the head towards the root, stopping below the oldest hit. A parent is
 # always appended before its child, so sequences fall strictly along the way,
@@ -76,12 +86,18 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
     if not texts or limit <= 0 or num is None:
         return []
     low = num[0] << SESSION_SHIFT
+    has_grams = conn.execute(SESSION_HAS_GRAMS, (low, low + SEQUENCE_MASK)).fetchone() is not None
     found: dict[int, set[int]] = {}
     counts: list[int] = []
     used: list[str] = []
     for i, text in enumerate(texts):
         match = fts.quote(text)
         rows = _rows(conn, match, low)
+        if has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
+            # Inside text in a spaceless script, as a substring.
+            seen = set(rows)
+            more = grams.in_range(conn, text, low, low + SEQUENCE_MASK, TERM_ROWS)
+            rows += [r for r in more if r not in seen]
         if not rows and len(text) >= MIN_PREFIX_LETTERS and " " not in text:
             match = fts.prefix(text)
             rows = _rows(conn, match, low)
@@ -99,7 +115,8 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
     pool = every or list(found)
     best = sorted(pool, key=lambda r: (sum(idf[i] for i in found[r]), r), reverse=True)[:limit]
     scores = {r: sum(idf[i] for i in found[r]) for r in best}
-    return _hits(conn, session_id, best, scores, fts.any_of(used))
+    needles = texts if has_grams else None
+    return _hits(conn, session_id, best, scores, fts.any_of(used), needles=needles)
 
 
 def _hits(
@@ -108,9 +125,16 @@ def _hits(
     rowids: Sequence[int],
     scores: dict[int, float],
     expr: str,
+    needles: Sequence[str] | None = None,
 ) -> list[EntryHit]:
     rows = []
     for rowid in rowids:
+        if needles is not None:
+            # Trigram rows are excerpted by characters (scripts.excerpt).
+            gram = conn.execute(GRAM_HIT_ROW, {"sid": session_id, "rowid": rowid}).fetchone()
+            if gram is not None:
+                rows.append((rowid, (excerpt(gram[0], needles), *gram[1:])))
+                continue
         row = conn.execute(HIT_ROW, {"sid": session_id, "expr": expr, "rowid": rowid}).fetchone()
         if row is not None:
             rows.append((rowid, row))

@@ -22,7 +22,7 @@ from typing import Any, Final
 import orjson
 
 from ..ids import parse_iso
-from . import fts
+from . import fts, grams
 from .index import SEQUENCE_MASK, SESSION_SHIFT
 from .query import TimeWindow
 from .results import ELLIPSIS, MARK, ChatHit
@@ -178,6 +178,27 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
     return fts.any_of(t.match() for t in chosen), True
 
 
+def _term_rows(conn: sqlite3.Connection, term: Term, limit: int) -> set[int]:
+    """Every entry matching `term` in either index (up to `limit` from each)."""
+    rows: set[int] = set()
+    if term.entry_df:
+        rows.update(r[0] for r in conn.execute(ENTRY_ROWIDS, (term.match(), limit)))
+    if term.grams is not None and term.grams.entry_df:
+        rows.update(grams.entries(conn, [term], False, limit, RANK_BUDGET))
+    return rows
+
+
+def _after(first: list[int], more: Iterable[int]) -> list[int]:
+    """`first`, then the rows of `more` that it lacks."""
+    seen = set(first)
+    out = list(first)
+    for row in more:
+        if row not in seen:
+            seen.add(row)
+            out.append(row)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Chat-level BM25 over entry matches, for the terms cheap enough to read."""
@@ -199,19 +220,19 @@ def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
     covered: dict[int, set[int]] = {}
     counted: set[int] = set()
     total = 0
-    order = sorted(range(len(terms)), key=lambda i: terms[i].entry_df)
+    order = sorted(range(len(terms)), key=lambda i: terms[i].entries)
     chats = 0
     for i in order:
         term = terms[i]
-        if not term.entry_df:
+        if not term.entries:
             continue
-        if total + term.entry_df > EVIDENCE_BUDGET:
+        if total + term.entries > EVIDENCE_BUDGET:
             break
-        total += term.entry_df
+        total += term.entries
         if not chats:
             chats = int(conn.execute(CHAT_COUNT).fetchone()[0]) or 1
         counts: dict[int, int] = {}
-        for (rowid,) in conn.execute(ENTRY_ROWIDS, (term.match(), EVIDENCE_BUDGET)):
+        for rowid in _term_rows(conn, term, EVIDENCE_BUDGET):
             num = rowid >> SESSION_SHIFT
             counts[num] = counts.get(num, 0) + 1
         counted.add(i)
@@ -239,6 +260,10 @@ def _collect(
     digest = [
         r[0] for r in conn.execute(DIGEST_RANKED, (combine(t.match() for t in terms), DIGEST_ROWS))
     ]
+    if grams.used(terms):
+        # Word matches first, then substrings in text of spaceless scripts.
+        rows = _after(rows, grams.entries(conn, terms, conjunctive, ENTRY_ROWS, RANK_BUDGET))
+        digest = _after(digest, grams.digests(conn, terms, conjunctive, DIGEST_ROWS))
     nums = [r >> SESSION_SHIFT for r in rows] + digest
     if not conjunctive:
         # After an OR, chats whose entries together hold the most evidence join too.
@@ -281,9 +306,13 @@ def contains(conn: sqlite3.Connection, chat: Candidate, term: Term) -> bool:
     """Whether any entry of the chat, or its digest, matches `term`."""
     low = chat.num << SESSION_SHIFT
     match = term.match()
-    return bool(
+    if (
         conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone()
         or conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
+    ):
+        return True
+    return term.grams is not None and grams.contains(
+        conn, term.grams, chat.num, SESSION_SHIFT, SEQUENCE_MASK
     )
 
 
@@ -313,13 +342,25 @@ def _base_score(chat: Candidate, now: datetime) -> float:
     return score
 
 
-def _snippet(conn: sqlite3.Connection, chat: Candidate, expr: str) -> str:
+def _snippet(
+    conn: sqlite3.Connection, chat: Candidate, expr: str, needles: Sequence[str] | None
+) -> str:
+    """FTS5's snippet of the best entry (or digest); `needles`, when the query
+    uses the trigram index, mark an excerpt of a row from there instead."""
     if chat.best_rowid is not None:
+        if needles is not None:
+            found = grams.entry_excerpt(conn, chat.best_rowid, needles)
+            if found is not None:
+                return found
         row = conn.execute(ENTRY_SNIPPET, (expr, chat.best_rowid)).fetchone()
         if row:
             return str(row[0])
     row = conn.execute(DIGEST_SNIPPET, (expr, chat.num)).fetchone()
-    return str(row[0]) if row else ""
+    if row:
+        return str(row[0])
+    if needles is not None:
+        return grams.digest_excerpt(conn, chat.num, needles) or ""
+    return ""
 
 
 def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
@@ -376,7 +417,8 @@ def hits(
 ) -> list[ChatHit]:
     """Chat hits with snippets (one snippet query per returned chat)."""
     expr = fts.any_of(t.match() for t in terms)
-    return [_hit(c, terms, _snippet(conn, c, expr) if terms else "") for c in chats]
+    needles = [t.text for t in terms] if grams.used(terms) else None
+    return [_hit(c, terms, _snippet(conn, c, expr, needles) if terms else "") for c in chats]
 
 
 def recent(conn: sqlite3.Connection, filters: Filters) -> list[Candidate]:
