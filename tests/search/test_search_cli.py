@@ -163,6 +163,14 @@ def test_limit_below_one_is_refused(
     assert len(cli_store.json(*args, "--limit", "1")["hits"]) == 1
 
 
+def test_find_excludes_hyphenated_words_and_says_so(cli_store: Cli, chats: dict[str, str]) -> None:
+    out = cli_store.ok("find", "kanji OR sidecar -eof", "--now", NOW)
+    assert "  excluding chats with: eof" in out.splitlines()
+    assert chats["kanji"] in out and chats["sidecar"] not in out
+    doc = cli_store.json("find", "sidecar -eof", "--now", NOW)
+    assert doc["hits"] == [] and doc["excluded_terms"] == ["eof"]
+
+
 def test_find_help_documents_the_time_grammar(cli_store: Cli) -> None:
     out = cli_store.ok("find", "--help")
     for phrase in (

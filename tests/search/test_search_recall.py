@@ -166,3 +166,14 @@ def test_hidden_worker_sessions_are_recalled_inside_themselves(forest: Forest) -
     worker = forest.create_session("w", visibility="hidden")
     entry = forest.append(worker, "user.message", text("worker private notes"))
     assert ids(forest.search_session_entries(worker, "private")) == [entry.id]
+
+
+def test_a_hyphenated_word_leaves_out_entries_holding_it(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", text("the redis fix was a timeout"))
+    forest.append(sid, "user.message", text("the redis fix broke the cache"))
+    forest.append(sid, "user.message", text("数据库很慢，redis 也慢"))
+    assert [h.sequence for h in forest.search_session_entries(sid, "redis -cache")] == [3, 1]
+    assert [h.sequence for h in forest.search_session_entries(sid, "redis -很慢")] == [2, 1]
+    # Not searched for either: "-cache" alone finds nothing.
+    assert forest.search_session_entries(sid, "-cache") == []

@@ -39,7 +39,10 @@ def _moment(value: str | None) -> datetime | None:
 @json_option
 @pass_state
 def recall(state: State, session: str, query: str, limit: int, as_json: bool) -> None:
-    """Search the entries of SESSION only (ended chats included)."""
+    """Search the entries of SESSION only (ended chats included).
+
+    Words match as in `forest find`; -word leaves out entries holding the word.
+    """
     hits = state.forest.search_session_entries(session, query, limit=limit)
     if as_json:
         emit_json({"session_id": session, "query": query, "hits": [h.to_json() for h in hits]})
@@ -51,7 +54,13 @@ FIND_HELP = f"""Find the chat QUERY describes: words, "phrases", a time ("last w
 
 Words are matched as the index stores them (stemmed: "failing" finds "fails");
 "quoted text" is matched as a phrase; a harness name the store knows (claude,
-codex, ...) keeps chats of that harness.
+codex, ...) keeps chats of that harness. In Chinese, Japanese, Korean, Thai and
+other text written without spaces, a word is found wherever its characters
+appear in that order (as are Latin words written inside such text).
+
+-word leaves out every chat that holds the word: a single hyphen, then a word of
+two or more characters starting with a letter. "--force", "-v" and "-10" stay
+plain words; quote a hyphenated word to search for it ("-rf").
 
 \b
 {TIME_PHRASES}"""

@@ -94,6 +94,8 @@ def find_card(result: ChatSearch) -> str:
         lines.append(f"  harness: {', '.join(result.harness)}")
     if result.unknown_terms:
         lines.append(f"  never seen: {', '.join(result.unknown_terms)}")
+    if result.excluded_terms:
+        lines.append(f"  excluding chats with: {', '.join(result.excluded_terms)}")
     lines += _chat_lines(result.hits)
     if result.outside_window:
         # The gate's sentence says these are "listed apart": list them.

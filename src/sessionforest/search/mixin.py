@@ -19,7 +19,7 @@ from .query import parse_query
 from .recall import recall
 from .results import ChatSearch, EntryHit
 from .retrieve import Candidate, Filters, contains, hits, recent, retrieve
-from .terms import Vocabulary, choose_terms
+from .terms import Vocabulary, choose_terms, exclusions
 
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
 
@@ -103,8 +103,10 @@ def _find(
 ) -> ChatSearch:
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
-    filters = Filters(parsed.window, frozenset(wanted))
-    choice = choose_terms(Vocabulary(conn), parsed.phrases, parsed.words)
+    vocab = Vocabulary(conn)
+    excluded = exclusions(vocab, parsed.excluded)
+    filters = Filters(parsed.window, frozenset(wanted), excluded)
+    choice = choose_terms(vocab, parsed.phrases, parsed.words)
     mode = "none"
     outside: list[Candidate] = []
     if choice.kept:
@@ -113,9 +115,9 @@ def _find(
             # The words may date the events talked about, not the chat
             # ("what did she attend recently?"): retry once without the window.
             outside, _ = retrieve(
-                conn, choice.kept, Filters(None, filters.harnesses), now, shown=limit
+                conn, choice.kept, Filters(None, filters.harnesses, excluded), now, shown=limit
             )
-    elif not choice.unknown and (filters.window or filters.harnesses):
+    elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
         chats = recent(conn, filters)
     else:
         chats = []
@@ -143,4 +145,5 @@ def _find(
         harness=tuple(sorted(wanted)),
         mode=mode,
         outside_window=tuple(hits(conn, outside[:limit], choice.kept)),
+        excluded_terms=parsed.excluded,
     )

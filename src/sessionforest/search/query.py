@@ -1,8 +1,9 @@
 """T0: what a typed query asks for, before the index is consulted.
 
 Quoted text becomes a phrase, time phrases become a window against an injected
-`now`, harness words known to the store become a filter, stopwords go; what is
-left are the words T1 ranks by document frequency. Pure functions, no I/O.
+`now`, `-word` excludes chats holding the word, harness words known to the
+store become a filter, stopwords go; what is left are the words T1 ranks by
+document frequency. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class ParsedQuery:
     stopwords: tuple[str, ...]  # typed stopwords that were dropped
     window: TimeWindow | None
     harnesses: tuple[str, ...]  # harness words found in the query
+    excluded: tuple[str, ...] = ()  # `-word`s: chats holding one are left out
 
 
 def _iso(moment: datetime) -> str:
@@ -292,6 +294,19 @@ def split_words(text: str) -> list[str]:
     return out
 
 
+# `-word`: a single hyphen, then a letter and at least one more word character.
+# "--force" (an option), "-v" (a flag) and "-10" (a number) stay plain words.
+_EXCLUDED = re.compile(r"(?<!\S)-(?=[^\W\d_])(\S{2,})")
+
+
+def split_exclusions(text: str) -> tuple[list[str], str]:
+    """The `-word`s of `text` (as `split_words` makes them), and the text without them."""
+    found: list[str] = []
+    for m in _EXCLUDED.finditer(text):
+        found += split_words(m[1])
+    return found, _EXCLUDED.sub(" ", text)
+
+
 def split_phrases(text: str) -> tuple[list[str], str]:
     """Quoted phrases, and the text outside them (an unmatched quote is dropped)."""
     phrases = [p.strip() for p in _QUOTED.findall(text) if p.strip()]
@@ -305,10 +320,11 @@ def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
 def parse_query(text: str, now: datetime, harnesses: Iterable[str] = ()) -> ParsedQuery:
     """T0 against the clock `now` and the harness names the store knows."""
     phrases, rest = split_phrases(text)
+    excluded, rest = split_exclusions(rest)
     window, rest = time_window(rest, now)
     known = {h.lower() for h in harnesses if h}
     words = split_words(rest)
     found = _dedupe(w for w in words if w in known)
     stop = _dedupe(w for w in words if w in STOPWORDS and w not in known)
     kept = _dedupe(w for w in words if w not in known and w not in STOPWORDS)
-    return ParsedQuery(text, _dedupe(phrases), kept, stop, window, found)
+    return ParsedQuery(text, _dedupe(phrases), kept, stop, window, found, _dedupe(excluded))

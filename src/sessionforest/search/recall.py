@@ -18,7 +18,7 @@ from typing import Final
 from ..model import LEGACY_KINDS
 from . import fts, grams
 from .index import SEQUENCE_MASK, SESSION_SHIFT
-from .query import STOPWORDS, split_phrases, split_words
+from .query import STOPWORDS, split_exclusions, split_phrases, split_words
 from .results import ELLIPSIS, MARK, EntryHit
 from .scripts import excerpt, spaceless
 from .terms import MIN_GRAM_CHARS, MIN_PREFIX_LETTERS
@@ -67,6 +67,7 @@ SELECT sequence FROM path
 def recall_terms(query: str) -> list[str]:
     """Phrases and words to look for; stopwords only when nothing else was typed."""
     phrases, rest = split_phrases(query)
+    _, rest = split_exclusions(rest)
     words = split_words(rest)
     content = [w for w in words if w not in STOPWORDS]
     texts = list(dict.fromkeys([*phrases, *(content or words)]))[: MAX_RECALL_TERMS * 4]
@@ -77,6 +78,17 @@ def recall_terms(query: str) -> list[str]:
 def _rows(conn: sqlite3.Connection, match: str, low: int) -> list[int]:
     args = (match, low, low + SEQUENCE_MASK, TERM_ROWS)
     return [r[0] for r in conn.execute(TERM_IN_SESSION, args)]
+
+
+def _matching(conn: sqlite3.Connection, text: str, low: int, has_grams: bool) -> list[int]:
+    """The session's entries holding `text` as a word, or as a substring in
+    text of a spaceless script."""
+    rows = _rows(conn, fts.quote(text), low)
+    if has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
+        seen = set(rows)
+        more = grams.in_range(conn, text, low, low + SEQUENCE_MASK, TERM_ROWS)
+        rows += [r for r in more if r not in seen]
+    return rows
 
 
 def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) -> list[EntryHit]:
@@ -92,12 +104,7 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
     used: list[str] = []
     for i, text in enumerate(texts):
         match = fts.quote(text)
-        rows = _rows(conn, match, low)
-        if has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
-            # Inside text in a spaceless script, as a substring.
-            seen = set(rows)
-            more = grams.in_range(conn, text, low, low + SEQUENCE_MASK, TERM_ROWS)
-            rows += [r for r in more if r not in seen]
+        rows = _matching(conn, text, low, has_grams)
         if not rows and len(text) >= MIN_PREFIX_LETTERS and " " not in text:
             match = fts.prefix(text)
             rows = _rows(conn, match, low)
@@ -106,6 +113,10 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
         counts.append(len(rows))
         for rowid in rows:
             found.setdefault(rowid, set()).add(i)
+    for text in dict.fromkeys(split_exclusions(split_phrases(query)[1])[0]):
+        # `-word`: entries holding it are left out, whatever else they match.
+        for rowid in _matching(conn, text, low, has_grams):
+            found.pop(rowid, None)
     if not found:
         return []
     size = conn.execute(SESSION_SIZE, (session_id,)).fetchone()[0] or 1

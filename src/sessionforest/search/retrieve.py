@@ -83,6 +83,7 @@ ENTRY_PROBE = (
     "AND rowid BETWEEN ? AND ? LIMIT 1"
 )
 ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
+DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
 CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
 ENTRY_SNIPPET = (
@@ -99,6 +100,7 @@ DIGEST_SNIPPET = (
 class Filters:
     window: TimeWindow | None
     harnesses: frozenset[str]  # lower-case; empty: any harness
+    excluded: tuple[Term, ...] = ()  # `-word`s: chats holding any are left out
 
 
 @dataclass(slots=True)
@@ -157,7 +159,31 @@ def _passes(chat: Candidate, filters: Filters) -> bool:
 def _load(conn: sqlite3.Connection, nums: Iterable[int], filters: Filters) -> dict[int, Candidate]:
     wanted = orjson.dumps(sorted(set(nums))).decode()
     chats = (_chat(row) for row in conn.execute(CHATS_BY_NUM, (wanted,)))
-    return {c.num: c for c in chats if _passes(c, filters)}
+    kept = {c.num: c for c in chats if _passes(c, filters)}
+    return _without_excluded(conn, kept, filters.excluded)
+
+
+def _without_excluded(
+    conn: sqlite3.Connection, chats: dict[int, Candidate], excluded: Sequence[Term]
+) -> dict[int, Candidate]:
+    """`chats` less those holding an excluded term in any entry or their digest.
+
+    A term cheap enough to read is read once (its chats, from both lists);
+    a common one is probed chat by chat instead.
+    """
+    for term in excluded:
+        if not chats:
+            break
+        gram_digests = term.grams.digest_df if term.grams is not None else 0
+        if term.entries + term.digest_df + gram_digests > EVIDENCE_BUDGET:
+            chats = {n: c for n, c in chats.items() if not contains(conn, c, term)}
+            continue
+        holding = {r >> SESSION_SHIFT for r in _term_rows(conn, term, EVIDENCE_BUDGET)}
+        holding.update(r[0] for r in conn.execute(DIGEST_ROWIDS, (term.match(), EVIDENCE_BUDGET)))
+        if term.grams is not None:
+            holding.update(grams.digests(conn, [term], False, EVIDENCE_BUDGET))
+        chats = {n: c for n, c in chats.items() if n not in holding}
+    return chats
 
 
 def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
@@ -423,6 +449,7 @@ def hits(
 
 def recent(conn: sqlite3.Connection, filters: Filters) -> list[Candidate]:
     """With nothing to match: the chats the filters allow, latest activity first."""
-    chats = [c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)]
+    kept = {c.num: c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)}
+    chats = list(_without_excluded(conn, kept, filters.excluded).values())
     chats.sort(key=lambda c: (_stamp(c), c.num), reverse=True)
     return chats

@@ -248,3 +248,18 @@ def choose_terms(
     kept = tuple(kept_phrases) + tuple(sorted(kept_words, key=candidates.index))
     extra = tuple(ranked[room:])
     return TermChoice(kept, tuple(unknown), tuple(prefixed), tuple(dropped), extra)
+
+
+def exclusions(vocab: Vocabulary, words: Sequence[str]) -> tuple[Term, ...]:
+    """The `-word`s as terms a chat is checked against; words no index has
+    seen cannot be in any chat and are left out."""
+    out: list[Term] = []
+    for text, toks in zip(words, fts.tokenizer().tokens(list(words)), strict=True):
+        if not toks:
+            continue
+        grams = vocab.grams(text)
+        if all(sum(vocab.df(t)) for t in toks):
+            out.append(Term(text, toks, *_phrase_df(vocab, toks), grams=grams))
+        elif grams is not None:
+            out.append(Term(text, toks, 0, 0, grams=grams))
+    return tuple(out)
