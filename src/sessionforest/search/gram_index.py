@@ -15,7 +15,7 @@ from typing import Final
 
 from .fts import GRAMS
 from .index import INDEXED_KINDS, SESSION_SHIFT, SUMMARY_KINDS, TEXT_OF
-from .scripts import GRAM_PAD, SPACELESS_GLOB
+from .scripts import GRAM_PAD, LEAD_BYTES, SPACELESS_GLOB
 
 ENTRY_TABLE: Final = "session_entry_grams"
 DIGEST_TABLE: Final = "chat_digest_grams"
@@ -29,6 +29,14 @@ def _spaceless(text: str) -> str:
     """SQL: `text` holds a spaceless character. The length test first skips
     ASCII-only text without the GLOB, whose class is read at every character."""
     return f"(length({text}) < length(CAST({text} AS BLOB)) AND {text} GLOB '{SPACELESS_GLOB}')"
+
+
+def _may_be_spaceless(payload: str) -> str:
+    """SQL: a first look at a raw payload, cheap for Latin text: a lead byte of
+    a spaceless character, or a JSON \\u escape that might be one."""
+    raw = f"CAST({payload} AS BLOB)"
+    bytes_ = " OR ".join(f"instr({raw}, x'{b:02X}') > 0" for b in LEAD_BYTES)
+    return f"(length({payload}) < length({raw}) AND ({bytes_}) OR instr({payload}, '\\u') > 0)"
 
 
 def _pad(text: str) -> str:
@@ -70,7 +78,7 @@ CREATE_TRIGGERS: Final = (
     # exact test on the conversation text, as the word index extracts it.
     f"""CREATE TRIGGER search_entry_grams_added AFTER INSERT ON session_entries
     WHEN NEW.kind IN {_in(INDEXED_KINDS)}
-        AND ({_spaceless("NEW.payload")} OR instr(NEW.payload, '\\u') > 0)
+        AND {_may_be_spaceless("NEW.payload")}
         AND json_valid(NEW.payload) AND {_spaceless(_NEW_TEXT)}
         AND EXISTS (SELECT 1 FROM search_sessions WHERE session_id = NEW.session_id) BEGIN
         INSERT INTO {ENTRY_TABLE}(rowid, text)
