@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..render import escape, plural
-from .results import ChatSearch, EntryHit
+from .results import ChatHit, ChatSearch, EntryHit
 
 COMMANDS = ("recall", "find")
 _COMMAND = re.compile(r"\s*/(recall|find)(?:\s+(.*))?", re.IGNORECASE | re.DOTALL)
@@ -95,14 +95,27 @@ def find_card(result: ChatSearch) -> str:
         lines.append(f"  harness: {', '.join(result.harness)}")
     if result.unknown_terms:
         lines.append(f"  never seen: {', '.join(result.unknown_terms)}")
-    for n, hit in enumerate(result.hits, 1):
+    if result.excluded_terms:
+        lines.append(f"  excluding chats with: {', '.join(result.excluded_terms)}")
+    lines += _chat_lines(result.hits)
+    if result.outside_window:
+        # The gate's sentence says these are "listed apart": list them.
+        phrase = result.window.phrase if result.window is not None else "the time window"
+        lines.append(f"  no chat matched {phrase}; from any time:")
+        lines += _chat_lines(result.outside_window)
+    elif not result.hits:
+        lines.append("  no chats found")
+    return "\n".join(map(escape, lines))
+
+
+def _chat_lines(hits: Sequence[ChatHit]) -> list[str]:
+    lines = []
+    for n, hit in enumerate(hits, 1):
         status = "" if hit.status == "active" else f"  [{hit.status}]"
         title = hit.title or "(untitled)"
         lines.append(f"  {n}. {title}{status}  {hit.harness or '-'}  {_when(hit.updated_at)}")
         lines.append(f"     {hit.session_id}" + (f"  {hit.snippet}" if hit.snippet else ""))
-    if not result.hits:
-        lines.append("  no chats found")
-    return "\n".join(map(escape, lines))
+    return lines
 
 
 def run_command(

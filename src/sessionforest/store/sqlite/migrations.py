@@ -281,6 +281,17 @@ def session_sources(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def session_gram_index(conn: sqlite3.Connection) -> None:
+    # A trigram index beside the word index, for text in scripts written
+    # without spaces (Chinese, Japanese, Korean, Thai, ...): only rows holding
+    # such text, filled from the word index, kept in sync by triggers
+    # (search/gram_index.py).
+    from ...search import gram_index
+
+    gram_index.create(conn)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 
