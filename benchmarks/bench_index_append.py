@@ -113,10 +113,11 @@ def _floor(
 
 
 def _index_triggers() -> list[str]:
-    from sessionforest.search import index
+    from sessionforest.search import gram_index, index
 
     pattern = re.compile(r"CREATE\s+TRIGGER\s+(\w+)")
-    return [m[1] for sql in index.CREATE_TRIGGERS if (m := pattern.search(sql))]
+    triggers = (*index.CREATE_TRIGGERS, *gram_index.CREATE_TRIGGERS)
+    return [m[1] for sql in triggers if (m := pattern.search(sql))]
 
 
 def _indexed(path: Path) -> int:

@@ -314,7 +314,6 @@ def write_report(
         "",
         "- reproduce everything: `.venv/bin/python benchmarks/run.py`; one workload:",
         "  `.venv/bin/python benchmarks/run.py --only NAME`",
-        f"- latest run: {stamp}, total runtime {elapsed_s:.0f} s",
         f"- machine: {facts['nproc']} cores ({facts['cpu']}), {facts['memory']} RAM, {facts['os']}",
         f"- python {facts['python']}, SQLite {facts['sqlite']}, orjson {facts['orjson']}",
         f"- page cache: {facts['reclaim']}",

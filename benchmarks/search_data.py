@@ -239,12 +239,18 @@ def _scaled_sessions(
 
 
 def _index_objects() -> list[tuple[str, str]]:
-    """(TABLE|TRIGGER, name) of everything `index.create` (the migration) creates."""
-    from sessionforest.search import index
+    """(TABLE|TRIGGER, name) of everything `index.create` and `gram_index.create`
+    (the two search migrations) create, in creation order."""
+    from sessionforest.search import gram_index, index
 
     pattern = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?(TABLE|TRIGGER)\s+(\w+)")
     found = []
-    for sql in (*index.CREATE_TABLES, *index.CREATE_TRIGGERS):
+    for sql in (
+        *index.CREATE_TABLES,
+        *index.CREATE_TRIGGERS,
+        *gram_index.CREATE_TABLES,
+        *gram_index.CREATE_TRIGGERS,
+    ):
         m = pattern.search(sql)
         if m is None:
             raise RuntimeError(f"cannot name the index object created by {sql[:60]!r}")
@@ -272,7 +278,7 @@ def build_scaled_bridge(
     triggers) runs in the same transaction. Indexing 1M rows through the
     per-row triggers instead costs ~3x longer; the resulting index is the same.
     """
-    from sessionforest.search import index
+    from sessionforest.search import gram_index, index
 
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -323,6 +329,7 @@ def build_scaled_bridge(
         conn.executemany(INSERT_ENTRY, rows())
         conn.executemany(INSERT_HEAD, heads)
         index.create(conn)
+        gram_index.create(conn)
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

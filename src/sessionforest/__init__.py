@@ -7,6 +7,7 @@ durable store of many sessions with movable heads, on SQLite by default.
 from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
 from .errors import (
     AdapterError,
+    AmbiguousId,
     BackendUnavailable,
     DeltaRefused,
     DuplicateId,
@@ -54,6 +55,7 @@ __all__ = [
     "AdapterError",
     "Agent",
     "AgentRole",
+    "AmbiguousId",
     "AnthropicStreamAdapter",
     "BackendUnavailable",
     "ChatHit",

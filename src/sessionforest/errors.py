@@ -2,7 +2,7 @@
 
     ForestError                      root: catch this to catch everything below
     ├── SessionError                 the in-memory Session tree (yoagent parity)
-    │   ├── UnknownEntry             entry_id (and session_id in a store)
+    │   ├── UnknownEntry             entry_id (and session_id, suggestions in a store)
     │   ├── UnknownCheckpoint        label (and session_id in a store)
     │   ├── EmptySession             an operation needed a head and there is none
     │   ├── DuplicateId              id: a JSONL file repeats an entry id
@@ -10,7 +10,8 @@
     │   ├── JsonlParseError          line, reason: a line that is not a session entry
     │   └── HistoryDiverged          index: append_new history does not extend the path
     ├── StoreError                   the durable forest
-    │   ├── UnknownSession           session_id
+    │   ├── UnknownSession           session_id, suggestions: the closest ids ("did you mean")
+    │   ├── AmbiguousId              what, ref, count, candidates: a prefix names several ids
     │   ├── SessionExists            session_id: an import would overwrite a session
     │   ├── ForeignEntry             entry_id belongs to another session
     │   ├── HeadMoved                expect_head did not match: another writer moved it
@@ -35,14 +36,63 @@
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every error carries the ids and line numbers a user needs as attributes, and
-its message names them. The CLI turns these into one line and a non-zero exit.
+its message names them; `to_json()` gives both to scripts. The CLI turns these
+into one line and a non-zero exit (and with `--json`, an `error` object).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# A candidate id as errors list it: {"id": ..., "title": ...} for a session,
+# {"id": ..., "sequence": ..., "kind": ...} for an entry.
+Candidate = Mapping[str, Any]
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Sequence | set | frozenset):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+def _named(candidate: Candidate) -> str:
+    """`id ("title")` for a session, `id (3 user.message)` for an entry."""
+    if "sequence" in candidate:
+        return f"{candidate['id']} ({candidate['sequence']} {candidate.get('kind', '')})"
+    title = str(candidate.get("title") or "")
+    if not title:
+        return f"{candidate['id']} (untitled)" if "title" in candidate else str(candidate["id"])
+    title = title if len(title) <= 40 else title[:39] + "…"
+    return f'{candidate["id"]} ("{title}")'
+
+
+def _did_you_mean(suggestions: Sequence[Candidate]) -> str:
+    if not suggestions:
+        return ""
+    named = [_named(c) for c in suggestions]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+    return f"; did you mean {listed}?"
+
 
 class ForestError(Exception):
     """Root of every error sessionforest raises on purpose."""
+
+    def fields(self) -> dict[str, Any]:
+        """The ids, paths and line numbers this error carries, as JSON values.
+
+        Read from the public attributes each error sets in its constructor, so
+        a new error shows its fields without a table anywhere to update.
+        """
+        return {name: _jsonable(value) for name, value in vars(self).items() if name[0] != "_"}
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"type": class name, "message": str(self), ...fields()}` for scripts and servers."""
+        return {"type": type(self).__name__, "message": str(self), **self.fields()}
 
 
 # --- the in-memory Session tree -------------------------------------------------
@@ -53,11 +103,16 @@ class SessionError(ForestError):
 
 
 class UnknownEntry(SessionError):
-    def __init__(self, entry_id: str, session_id: str | None = None) -> None:
+    def __init__(
+        self, entry_id: str, session_id: str | None = None, suggestions: Sequence[Candidate] = ()
+    ) -> None:
         self.entry_id = entry_id
         self.session_id = session_id
+        self.suggestions = tuple(suggestions)
         where = f" in session {session_id}" if session_id else ""
-        super().__init__(f"unknown session entry: {entry_id}{where}")
+        super().__init__(
+            f"unknown session entry: {entry_id}{where}{_did_you_mean(self.suggestions)}"
+        )
 
 
 class UnknownCheckpoint(SessionError):
@@ -115,9 +170,36 @@ class StoreError(ForestError):
 
 
 class UnknownSession(StoreError):
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, suggestions: Sequence[Candidate] = ()) -> None:
         self.session_id = session_id
-        super().__init__(f"unknown session: {session_id}")
+        self.suggestions = tuple(suggestions)
+        super().__init__(f"unknown session: {session_id}{_did_you_mean(self.suggestions)}")
+
+
+class AmbiguousId(StoreError):
+    """`ref` is a prefix of `count` ids (of sessions, or of entries of `session_id`)."""
+
+    def __init__(
+        self,
+        what: str,
+        ref: str,
+        count: int,
+        candidates: Sequence[Candidate],
+        session_id: str | None = None,
+    ) -> None:
+        self.what = what  # "session" or "entry"
+        self.ref = ref
+        self.count = count
+        self.candidates = tuple(candidates)
+        self.session_id = session_id
+        where = f" in session {session_id}" if session_id else ""
+        many = "sessions" if what == "session" else "entries"
+        listed = ", ".join(_named(c) for c in self.candidates)
+        more = ", ..." if count > len(self.candidates) else ""
+        super().__init__(
+            f"{what} id prefix {ref!r} is ambiguous{where}: {count} {many} start with it "
+            f"({listed}{more}); give more characters"
+        )
 
 
 class SessionExists(StoreError):

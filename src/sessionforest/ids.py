@@ -9,28 +9,35 @@ harness names) must pass `line_problem`; timestamps are stored as `iso` writes t
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+# Crockford base32, lowercase: no i, l, o or u to misread.
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
 Clock = Callable[[], datetime]
 
 
 # Pairs of Crockford digits for every 10-bit value: 13 table look-ups encode
 # the 130-bit (26-digit) id, several times faster than base64.b32encode.
-_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+_PAIRS = [a + b for a in ALPHABET for b in ALPHABET]
 _SHIFTS = tuple(range(120, -1, -10))
+
+# A generator of our own, not the module's global one: code that seeds that
+# (random.seed(0) in an application, hypothesis before every example) must not
+# make ids repeat. Reseeded in forked children as the global one is.
+_random = random.Random()
+os.register_at_fork(after_in_child=_random.seed)
 
 
 def new_id(now_ms: int | None = None) -> str:
     ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    # random.getrandbits, not os.urandom: ids need uniqueness, not secrecy, and
-    # the module reseeds itself in forked children.
-    value = (ms << 80) | random.getrandbits(80)
+    # getrandbits, not os.urandom: ids need uniqueness, not secrecy.
+    value = (ms << 80) | _random.getrandbits(80)
     pairs = _PAIRS
     return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
 

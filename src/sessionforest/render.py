@@ -1,12 +1,14 @@
-"""Plain-text drawings of a session: the whole tree and the active path.
+"""Plain text for people: the tree and active-path drawings, `escape` and `plural`.
 
 Pure functions over skeleton nodes and entries (no store, no terminal styles)
-so the CLI and the server draw the same picture. Everything is iterative: a
-10,000-entry chain draws without recursion and at one indentation.
+so the CLI and the server draw the same picture. Every piece of stored text
+that reaches a line of output goes through `escape` first; drawings are
+iterative, so a 10,000-entry chain draws without recursion.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +45,67 @@ class _Indent:
     segment: str
 
 
+# What could break a line of output or change how it reads: C0 and C1 controls
+# (NUL, newline, ESC starting a terminal sequence, ...), the Unicode line and
+# paragraph separators, the bidi controls that reorder text on screen (U+202E
+# makes "exe.txt" read "txt.exe"), and lone surrogates (undecodable bytes).
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_SPACES = re.compile(" {2,}")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """`text` safe for one line of a terminal: every control character shown as an escape.
+
+    A newline becomes `\\n`, NUL `\\x00`, ESC `\\x1b`, U+202E `\\u202e`: visible,
+    never dropped, never acted on. Backslashes are left alone, so this is for
+    reading, not for round trips (`--json` output is exact).
+    """
+    return _CONTROL.sub(_escaped, text) if _CONTROL.search(text) else text
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 chat`, `2 chats`, `0 entries` (pass `many` where adding an s is wrong)."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {many if many is not None else word + 's'}"
+
+
 def preview(text: str, width: int = 60) -> str:
-    """`text` on one line (whitespace collapsed), cut to `width` characters with `…`."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+    """`text` on one line, cut to `width` characters with `…`.
+
+    Runs of spaces shrink to one and control characters are escaped (a newline
+    shows as `\\n`); a cut never splits an escape.
+    """
+    flat = _SPACES.sub(" ", text).strip(" ")
+    head = flat[:width]
+    if not _CONTROL.search(head):
+        return head if len(flat) <= width else head[: max(width - 1, 0)] + "…"
+    pieces: list[str] = []
+    used = 0
+    for char in head:
+        shown = _CONTROL.sub(_escaped, char)
+        if used + len(shown) > width:
+            break
+        pieces.append(shown)
+        used += len(shown)
+    else:
+        if len(flat) <= width:
+            return "".join(pieces)
+    while pieces and used + 1 > width:
+        used -= len(pieces.pop())
+    return "".join(pieces) + "…"
 
 
 def describe(kind: str, payload: dict[str, Any]) -> str:
@@ -94,9 +153,10 @@ def tree_lines(
 
     Only branch points indent (with `├── `/`└── ` and `│   `/`    ` under them);
     active entries start with `* `, the head ends with `<- head`, checkpoints
-    show `[label]`. Indentation deeper than `max_levels` branch points is
-    elided with `⋯` so a comb-shaped tree stays readable. Nodes whose parent is
-    missing are drawn as extra roots; nodes caught in a cycle cannot be reached.
+    show `[label]`; kinds, labels and previews are escaped. Indentation deeper
+    than `max_levels` branch points is elided with `⋯` so a comb-shaped tree
+    stays readable. Nodes whose parent is missing are drawn as extra roots;
+    nodes caught in a cycle cannot be reached.
     """
     ids = {node.id for node in nodes}
     by_parent: dict[str | None, list[Node]] = {}
@@ -110,11 +170,11 @@ def tree_lines(
         node, indent, connector = stack.pop()
         is_active = node.id in active
         is_head = node.id == head
-        body = f"{node.sequence} {node.kind}"
+        body = f"{node.sequence} {escape(node.kind)}"
         if node.id in labels:
-            body += f" [{labels[node.id]}]"
+            body += f" [{escape(labels[node.id])}]"
         if previews.get(node.id):
-            body += f"  {previews[node.id]}"
+            body += f"  {escape(previews[node.id])}"
         if is_head:
             body += f"  {HEAD_MARK}"
         marker = "* " if is_active else "  "
@@ -158,16 +218,18 @@ def label_of(entry: Entry) -> str | None:
 
 
 def render_log(entries: Sequence[Entry], width: int = 72) -> list[str]:
-    """One line per entry: sequence number, kind, `[label]` for checkpoints, a preview."""
+    """One line per entry: sequence number, kind, `[label]` for checkpoints, a preview
+    (stored text escaped, so a NUL or an ESC in a payload shows as `\\x00`, `\\x1b`)."""
     if not entries:
         return []
     seq_width = max(len(str(e.sequence)) for e in entries)
-    kind_width = max(len(e.kind) for e in entries)
+    kinds = [escape(e.kind) for e in entries]
+    kind_width = max(map(len, kinds))
     lines = []
-    for entry in entries:
+    for entry, kind in zip(entries, kinds, strict=True):
         label = label_of(entry)
         text = preview(describe(entry.kind, entry.payload), width)
-        tail = f"[{label}] {text}" if label is not None else text
-        line = f"{entry.sequence:>{seq_width}}  {entry.kind:<{kind_width}}  {tail}"
+        tail = f"[{escape(label)}] {text}" if label is not None else text
+        line = f"{entry.sequence:>{seq_width}}  {kind:<{kind_width}}  {tail}"
         lines.append(line.rstrip())
     return lines

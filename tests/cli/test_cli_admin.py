@@ -32,7 +32,7 @@ def _orphan(db: Path, sid: str) -> None:
 
 
 def test_check_on_a_healthy_store_exits_0(forest: ForestCli, branched: dict[str, str]) -> None:
-    assert forest.ok("check").strip() == "checked 1 sessions, 5 entries: ok"
+    assert forest.ok("check").strip() == "checked 1 session, 5 entries: ok"
     report = forest.json("check")
     assert report["ok"] is True
     assert (report["sessions_checked"], report["entries_checked"]) == (1, 5)
@@ -45,7 +45,7 @@ def test_check_finds_damage_exits_1_and_quarantines(
     _orphan(forest.db, sid)
     result = forest.run("check")
     assert result.exit_code == 1
-    assert "1 problem(s)" in result.stdout
+    assert "entries: 1 problem\n" in result.stdout
     assert "entry orphan: orphan-parent" in result.stdout
     assert f"quarantined: {sid}" in result.stdout
     assert "quarantined" in forest.fail(1, "log", sid)
@@ -92,7 +92,7 @@ def test_demo_uses_the_global_db_and_adds_to_it(forest: ForestCli) -> None:
     forest.ok("new", "--title", "mine")
     forest.ok("demo")
     titles = [s["title"] for s in forest.json("sessions")]
-    assert titles[0] == "mine"  # an explicit store is added to, never cleared
+    assert titles[1] == "mine"  # an explicit store is added to, never cleared
     assert len(titles) == 2
 
 
@@ -136,3 +136,10 @@ def test_build_demo_shape(tmp_path: Path) -> None:
     assert "tool.started" in kinds and "tool.completed" in kinds
     started = next(e for e in path if e.kind == "tool.started")
     assert started.context_visibility == "hidden"
+
+
+def test_check_counts_in_the_singular_and_plural(forest: ForestCli, session: str) -> None:
+    forest.ok("append", session, "-k", "user.message", "-t", "one")
+    assert forest.ok("check").strip() == "checked 1 session, 1 entry: ok"
+    forest.ok("new")
+    assert forest.ok("check").strip() == "checked 2 sessions, 1 entry: ok"

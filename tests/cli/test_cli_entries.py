@@ -165,7 +165,11 @@ def test_seek_by_id_and_by_sequence_number(forest: ForestCli, branched: dict[str
     sid = branched["session"]
     assert forest.ok("seek", sid, branched["first"]).strip() == branched["first"]
     assert forest.json("tree", sid)["head"] == branched["first"]
-    assert forest.json("seek", sid, "2") == {"id": branched["hi"]}
+    hi = forest.json("seek", sid, "2")
+    assert hi["id"] == branched["hi"]
+    logged = forest.json("log", sid)[-1]
+    del logged["diverged"]
+    assert hi == logged  # --json answers with the new head entry, as `log` shows it
     assert [e["id"] for e in forest.json("log", sid)] == [branched["hello"], branched["hi"]]
     # Seeking is only a head move: both branches are still there.
     assert forest.json("tree", sid)["tips"] == [branched["first"], branched["second"]]
@@ -185,7 +189,7 @@ def test_checkpoint_prints_its_id_and_seek_checkpoint_takes_the_latest(
     sid = branched["session"]
     again = forest.json("checkpoint", sid, "start")["id"]
     forest.ok("append", sid, "-k", "user.message", "-t", "later")
-    assert forest.json("seek-checkpoint", sid, "start") == {"id": again}
+    assert forest.json("seek-checkpoint", sid, "start")["id"] == again
     path = forest.json("log", sid)
     assert path[-1]["id"] == again
     assert path[-1]["payload"] == {"label": "start", "summary": "start"}
@@ -211,3 +215,34 @@ def test_an_empty_session_draws_as_no_entries(forest: ForestCli, session: str) -
         "nodes": [],
         "divergence": "unknown",
     }
+
+
+def test_writes_answer_json_with_the_entry_a_script_needs_next(
+    forest: ForestCli, session: str
+) -> None:
+    def logged() -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in e.items() if k != "diverged"} for e in forest.json("log", session)
+        ]
+
+    first = forest.json("append", session, "-k", "user.message", "-t", "one")
+    assert first == logged()[-1]  # the full entry, exactly as `log --json` shows it
+    assert (first["sequence"], first["parent_id"], first["payload"]) == (
+        1,
+        None,
+        {"content": [{"type": "text", "text": "one"}]},
+    )
+    # Its id is the new head: the next write can insist on it.
+    second = forest.json(
+        "append", session, "-k", "assistant.message", "-t", "two", "--expect-head", first["id"]
+    )
+    assert second["parent_id"] == first["id"]
+    mark = forest.json("checkpoint", session, "done", "--summary", "both said")
+    assert (mark["kind"], mark["payload"]) == (
+        "checkpoint",
+        {"label": "done", "summary": "both said"},
+    )
+    assert mark == logged()[-1]
+    back = forest.json("seek", session, first["id"])
+    assert back == first
+    assert forest.json("seek-checkpoint", session, "done") == mark

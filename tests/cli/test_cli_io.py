@@ -37,7 +37,7 @@ def test_export_round_trips_the_demo(forest: ForestCli, fresh: ForestCli, tmp_pa
         sid = build_demo(store)
     out = tmp_path / "demo.jsonl"
     forest.ok("export", sid, "-o", str(out))
-    assert fresh.json("import", "jsonl", str(out)) == {"id": sid}
+    assert fresh.json("import", "jsonl", str(out))["id"] == sid
     assert fresh.ok("export", sid).encode() == out.read_bytes()
 
 
@@ -87,3 +87,13 @@ def test_a_bad_line_names_file_and_line_and_imports_nothing(
 
 def test_importing_a_missing_file_is_a_usage_error(forest: ForestCli, tmp_path: Path) -> None:
     assert "does not exist" in forest.fail(2, "import", "jsonl", str(tmp_path / "none.jsonl"))
+
+
+def test_export_counts_one_entry_and_one_message_in_the_singular(
+    forest: ForestCli, session: str, tmp_path: Path
+) -> None:
+    forest.ok("append", session, "-k", "user.message", "-t", "only")
+    out = tmp_path / "one.jsonl"
+    assert f"exported 1 entry to {out}" in forest.run("export", session, "-o", str(out)).stderr
+    result = forest.run("export", session, "--format", "yoagent", "-o", str(out))
+    assert f"exported 1 message to {out}" in result.stderr

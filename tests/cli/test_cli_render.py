@@ -5,12 +5,15 @@ Kept beside the CLI tests, its main user; the server reuses the same functions.
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 from sessionforest.model import Entry, Node
 from sessionforest.render import (
     ELIDED,
     describe,
+    plural,
     preview,
     render_log,
     render_tree,
@@ -108,8 +111,8 @@ def test_a_deep_comb_is_elided_beyond_max_levels() -> None:
     assert not any(ELIDED in line for line in unlimited)
 
 
-def test_preview_collapses_whitespace_and_truncates() -> None:
-    assert preview("  a\n\tb  c ") == "a b c"
+def test_preview_collapses_spaces_escapes_controls_and_truncates() -> None:
+    assert preview("  a\n\tb  c ") == "a\\n\\tb c"
     assert preview("x" * 10, 5) == "xxxx…"
     assert preview("x" * 5, 5) == "xxxxx"
 
@@ -133,3 +136,27 @@ def test_render_log_aligns_and_labels() -> None:
     )
     assert lines == [" 9  user.message  hi", "10  checkpoint    [done] all good"]
     assert render_log([]) == []
+
+
+def test_plural_counts_one_thing_in_the_singular() -> None:
+    assert [plural(n, "chat") for n in (0, 1, 2)] == ["0 chats", "1 chat", "2 chats"]
+    assert plural(1, "entry", "entries") == "1 entry"
+    assert plural(3, "entry", "entries") == "3 entries"
+
+
+# A count followed by a hard-coded plural ("{n} entries") or "(s)": use `plural`.
+HARD_PLURAL = re.compile(
+    r"\{[^{}]*\} (chats|entries|sessions|problems|branches|lines|messages|hits|notes|records)\b"
+    r"|\w\(s\)"
+)
+
+
+def test_no_message_hard_codes_a_plural() -> None:
+    src = Path(__file__).resolve().parents[2] / "src" / "sessionforest"
+    found = [
+        f"{path.relative_to(src)}:{number}: {line.strip()}"
+        for path in sorted(src.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if HARD_PLURAL.search(line)
+    ]
+    assert found == []

@@ -5,12 +5,17 @@ Also `--help`, which must list every command the group registers.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from click.testing import CliRunner
 
 from sessionforest import Forest as Store
+from sessionforest import InvalidArgument
 from sessionforest.cli.main import cli
 from sessionforest.cli.sessions import plain_table
 
@@ -30,8 +35,8 @@ def test_new_prints_an_id_that_sessions_lists(forest: ForestCli) -> None:
 
 def test_new_json_and_sessions_json_fields(forest: ForestCli, tmp_path: Path) -> None:
     created = forest.json("new", "--title", "t", "--harness", "h", "--cwd", str(tmp_path))
-    assert list(created) == ["id"]
     [info] = forest.json("sessions")
+    assert created == info  # `new --json` answers with the session as `sessions` lists it
     assert {"id", "title", "harness", "status", "cwd", "head", "entry_count"} <= info.keys()
     assert info["id"] == created["id"]
     assert (info["title"], info["harness"], info["status"]) == ("t", "h", "active")
@@ -88,3 +93,40 @@ def test_help_lists_every_command() -> None:
     ):
         assert f"  {name} " in result.stdout, name
     assert result.stdout.startswith("Usage: forest ")
+
+
+def _ticking(start: datetime) -> Callable[[], datetime]:
+    moments = (start + timedelta(minutes=n) for n in itertools.count())
+    return lambda: next(moments)
+
+
+def test_sessions_lists_the_latest_activity_first(forest: ForestCli) -> None:
+    with Store.open(forest.db, clock=_ticking(datetime(2025, 3, 1, tzinfo=UTC))) as store:
+        first = store.create_session("first")  # 00:00, never touched again
+        busy = store.create_session("busy")  # 00:01
+        last = store.create_session("last")  # 00:02
+        store.append(busy, "user.message", {"content": [{"type": "text", "text": "hi"}]})  # 00:03
+        # Library callers keep creation order unless they ask for another.
+        assert [s.id for s in store.sessions()] == [first, busy, last]
+        assert [s.id for s in store.sessions(order="updated")] == [busy, last, first]
+        with pytest.raises(InvalidArgument):
+            store.sessions(order="title")
+    listed = forest.json("sessions")
+    assert [s["id"] for s in listed] == [busy, last, first]
+    assert [s["updated_at"][11:16] for s in listed] == ["00:03", "00:02", "00:00"]
+    rows = forest.ok("sessions").splitlines()[1:]
+    assert [row.split()[0] for row in rows] == [busy, last, first]
+
+
+def test_sessions_help_says_how_it_sorts() -> None:
+    text = " ".join(CliRunner().invoke(cli, ["sessions", "--help"]).stdout.split())
+    assert "most recently active first" in text
+    assert "web UI's sidebar" in text
+
+
+def test_new_and_status_changes_answer_json_with_the_session(forest: ForestCli) -> None:
+    created = forest.json("new", "--title", "t")
+    assert (created["title"], created["status"], created["head"]) == ("t", "active", None)
+    ended = forest.json("end", created["id"])
+    assert ended == created | {"status": "ended"}
+    assert forest.json("archive", created["id"])["status"] == "archived"

@@ -58,7 +58,7 @@ def test_import_prints_a_summary_and_sessions_show_the_source(forest: Cli) -> No
     out = forest.ok("import", "claude-code", str(REWIND.parent))
     assert out == (
         "imported 2 chats (2 new, 0 worker), 65 entries added (0 already there), "
-        "1 branches, 0 skipped lines\n"
+        "1 branch, 0 skipped lines\n"
     )
     report = forest.json("import", "claude-code", str(REWIND.parent))
     assert (report["chats"], report["entries"], report["unchanged"]) == (2, 0, 65)
@@ -134,7 +134,7 @@ def test_native_jsonl_import_records_its_source(forest: Cli, tmp_path: Path) -> 
     dump = tmp_path / "s.jsonl"
     forest.ok("export", sid, "-o", str(dump))
     other = Cli(tmp_path / "other.db")
-    assert other.json("import", "jsonl", str(dump)) == {"id": sid}
+    assert other.json("import", "jsonl", str(dump))["id"] == sid
     assert other.json("sessions")[0]["source"] == {"format": "native", "path": str(dump), "id": sid}
 
 

@@ -109,13 +109,20 @@ def test_find_json_shape(cli_store: Cli, chats: dict[str, str]) -> None:
 
 
 def test_find_with_now_harness_and_window(cli_store: Cli, chats: dict[str, str]) -> None:
+    # The sidecar chat ran on Sunday 2026-09-20: in the calendar week before
+    # last, so "last week" (Monday 21st .. Monday 28th) does not hold it.
     doc = cli_store.json("find", "sidecar last week", "--now", NOW)
-    assert [h["session_id"] for h in doc["hits"]] == [chats["sidecar"]]
     assert doc["window"] == {
         "phrase": "last week",
-        "start": "2026-09-16T15:00:00.000Z",
-        "end": "2026-09-30T15:00:00.000Z",
+        "start": "2026-09-21T00:00:00.000Z",
+        "end": "2026-09-28T00:00:00.000Z",
     }
+    assert doc["hits"] == []
+    assert [h["session_id"] for h in doc["outside_window"]] == [chats["sidecar"]]
+    doc = cli_store.json("find", "sidecar on 2026-09-20", "--now", NOW)
+    assert [h["session_id"] for h in doc["hits"]] == [chats["sidecar"]]
+    doc = cli_store.json("find", "kanji last week", "--now", NOW)  # Sunday the 27th
+    assert [h["session_id"] for h in doc["hits"]] == [chats["kanji"]]
     assert cli_store.json("find", "sidecar 3 days ago", "--now", NOW)["hits"] == []
     assert cli_store.json("find", "sidecar", "--harness", "claude", "--now", NOW)["hits"] == []
     doc = cli_store.json("find", "sidecar blorp", "--harness", "codex")
@@ -131,14 +138,57 @@ def test_find_text_output(cli_store: Cli, chats: dict[str, str]) -> None:
     assert "no chats found" in cli_store.ok("find", "nothingmatches")
 
 
+def test_find_text_lists_the_matches_it_says_are_listed_apart(
+    cli_store: Cli, chats: dict[str, str]
+) -> None:
+    out = cli_store.ok("find", "sidecar last week", "--now", NOW)
+    lines = out.splitlines()
+    assert "matches from any time are listed apart" in lines[0]
+    assert "  no chat matched last week; from any time:" in lines
+    at = lines.index("  no chat matched last week; from any time:")
+    assert lines[at + 1].startswith("  1. Sidecar crash  codex  2026-09-20 15:00")
+    assert chats["sidecar"] in lines[at + 2] and "**sidecar**" in lines[at + 2]
+    assert "no chats found" not in out
+
+
+@pytest.mark.parametrize("command", ["find", "recall"])
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_limit_below_one_is_refused(
+    cli_store: Cli, chats: dict[str, str], command: str, limit: str
+) -> None:
+    args = ("find", "kanji") if command == "find" else ("recall", chats["kanji"], "kanji")
+    result = cli_store.run(*args, "--limit", limit)
+    assert result.exit_code == 2, result.output
+    assert "--limit" in result.stderr and ">=1" in result.stderr
+    assert len(cli_store.json(*args, "--limit", "1")["hits"]) == 1
+
+
+def test_find_excludes_hyphenated_words_and_says_so(cli_store: Cli, chats: dict[str, str]) -> None:
+    out = cli_store.ok("find", "kanji OR sidecar -eof", "--now", NOW)
+    assert "  excluding chats with: eof" in out.splitlines()
+    assert chats["kanji"] in out and chats["sidecar"] not in out
+    doc = cli_store.json("find", "sidecar -eof", "--now", NOW)
+    assert doc["hits"] == [] and doc["excluded_terms"] == ["eof"]
+
+
+def test_find_help_documents_the_time_grammar(cli_store: Cli) -> None:
+    out = cli_store.ok("find", "--help")
+    for phrase in (
+        "last week",
+        "the previous calendar week",
+        "2025-10-03",
+        "in 2024",
+        "an hour ago",
+    ):
+        assert phrase in out
+
+
 def test_end_and_archive_mark_chats_that_stay_findable(
     cli_store: Cli, chats: dict[str, str]
 ) -> None:
     assert cli_store.ok("end", chats["kanji"]).strip() == f"{chats['kanji']} ended"
-    assert cli_store.json("archive", chats["sidecar"]) == {
-        "id": chats["sidecar"],
-        "status": "archived",
-    }
+    archived = cli_store.json("archive", chats["sidecar"])
+    assert (archived["id"], archived["status"]) == (chats["sidecar"], "archived")
     statuses = {h["title"]: h["status"] for h in cli_store.json("find", "kanji OR sidecar")["hits"]}
     assert statuses == {"Kanji flashcards": "ended", "Sidecar crash": "archived"}
     assert cli_store.json("recall", chats["kanji"], "deck")["hits"] != []

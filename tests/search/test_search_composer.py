@@ -75,6 +75,22 @@ def test_find_card_is_the_chat_search(forest: Forest, make_chat: Any) -> None:
     assert _state(forest.path) == before
 
 
+def test_find_card_lists_chats_found_outside_the_window(forest: Forest, make_chat: Any) -> None:
+    sid = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=40)
+    card = handle(forest, None, "/find kanji yesterday", now=NOW)
+    assert card is not None and card.chats is not None
+    assert card.chats.hits == () and [h.session_id for h in card.chats.outside_window] == [sid]
+    lines = card.text.splitlines()
+    assert "listed apart" in lines[0]
+    assert lines[1:3] == [
+        "  window: yesterday (2026-09-29T00:00:00.000Z .. 2026-09-30T00:00:00.000Z)",
+        "  no chat matched yesterday; from any time:",
+    ]
+    assert lines[3].startswith("  1. Kanji flashcards  codex  2026-08-21 15:00")
+    assert lines[4] == f"     {sid}  build a **kanji** deck"
+    assert "no chats found" not in card.text
+
+
 def test_ordinary_messages_and_empty_commands(forest: Forest, make_chat: Any) -> None:
     sid = make_chat("x", ["y"])
     assert handle(forest, sid, "just a message") is None

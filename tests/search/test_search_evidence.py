@@ -176,9 +176,9 @@ def test_recall_snippets_use_only_terms_that_matched(
     seen: list[str] = []
     real = recall_module._hits
 
-    def spy(conn: Any, session_id: str, rowids: Any, scores: Any, expr: str) -> Any:
+    def spy(conn: Any, session_id: str, rowids: Any, scores: Any, expr: str, **options: Any) -> Any:
         seen.append(expr)
-        return real(conn, session_id, rowids, scores, expr)
+        return real(conn, session_id, rowids, scores, expr, **options)
 
     monkeypatch.setattr(recall_module, "_hits", spy)
     hits = forest.search_session_entries(sid, "kanji zebrafish")

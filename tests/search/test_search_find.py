@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest
+from sessionforest import Forest, InvalidArgument
 from sessionforest.search import retrieve
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
@@ -191,7 +191,9 @@ def test_filters_without_words_list_chats_by_latest_activity(
     old = make_chat("Old", ["x"], age_days=20, harness="claude")
     new = make_chat("New", ["x"], age_days=2, harness="claude")
     mid = make_chat("Mid", ["x"], age_days=5, harness="codex")
-    assert found(forest.search_chats("last week", now=NOW)) == [new, mid]
+    assert found(forest.search_chats("the past week", now=NOW)) == [new, mid]
+    # Monday the 28th is this week; Friday the 25th was last week.
+    assert found(forest.search_chats("last week", now=NOW)) == [mid]
     assert found(forest.search_chats("claude", now=NOW)) == [new, old]
     result = forest.search_chats("the", now=NOW)
     assert result.hits == () and result.mode == "none"
@@ -216,10 +218,13 @@ def test_the_store_clock_is_the_default_now(forest: Forest, make_chat: Any) -> N
     assert found(forest.search_chats("gecko today")) == [sid]  # the fixture's clock is NOW
 
 
-@pytest.mark.parametrize("limit", [0, -3])
-def test_a_non_positive_limit_returns_no_hits(forest: Forest, make_chat: Any, limit: int) -> None:
+@pytest.mark.parametrize("limit", [0, -3, True, 2.5])
+def test_a_limit_below_one_is_refused(forest: Forest, make_chat: Any, limit: Any) -> None:
     make_chat("Gecko", ["gecko"])
-    assert forest.search_chats("gecko", now=NOW, limit=limit).hits == ()
+    with pytest.raises(InvalidArgument, match="limit") as caught:
+        forest.search_chats("gecko", now=NOW, limit=limit)
+    assert caught.value.argument == "limit"
+    assert len(forest.search_chats("gecko", now=NOW, limit=1).hits) == 1
 
 
 def test_terms_too_common_to_rank_take_the_newest_matches(
@@ -234,3 +239,71 @@ def test_terms_too_common_to_rank_take_the_newest_matches(
     # Past the budget, matches are taken newest first without ranking.
     monkeypatch.setattr(retrieve, "RANK_BUDGET", 1)
     assert found(forest.search_chats("walrus", now=NOW)) == [sparse, dense]
+
+
+# --- -word -------------------------------------------------------------------------
+
+
+def test_a_hyphenated_word_excludes_chats_holding_it(forest: Forest, make_chat: Any) -> None:
+    crash = make_chat("Sidecar crash", ["the sidecar exits with EOF", "we saw a crash"])
+    quiet = make_chat("Sidecar logs", ["the sidecar logs are noisy"])
+    titled = make_chat("Crash report", ["the sidecar again"])  # the word only in the title
+    result = forest.search_chats("sidecar -crash", now=NOW)
+    assert found(result) == [quiet]
+    assert result.excluded_terms == ("crash",) and result.terms == ("sidecar",)
+    assert result.to_json()["excluded_terms"] == ["crash"]
+    assert result.confident  # about the one chat left, which lacks the word
+    # Word forms count ("crashes" stems to "crash"), and the gate never
+    # speaks for a chat holding an excluded word.
+    assert crash not in found(forest.search_chats("sidecar -crashes", now=NOW))
+    assert titled not in found(forest.search_chats("sidecar -crashes", now=NOW))
+    # Today's behaviour kept for the rest: without the hyphen the word is searched.
+    assert set(found(forest.search_chats("sidecar crash", now=NOW))) >= {crash, titled}
+
+
+def test_exclusions_apply_to_the_window_retry_and_to_filters_alone(
+    forest: Forest, make_chat: Any
+) -> None:
+    old = make_chat("Old", ["heron sighting", "by the lake"], age_days=60)
+    make_chat("Older", ["heron sighting", "by the sea"], age_days=90)
+    result = forest.search_chats("heron yesterday -sea", now=NOW)
+    assert result.hits == () and [h.session_id for h in result.outside_window] == [old]
+    recent = make_chat("Recent", ["egret"], age_days=1, harness="claude")
+    make_chat("Recent sea", ["egret at sea"], age_days=1, harness="claude")
+    assert found(forest.search_chats("claude -sea", now=NOW)) == [recent]
+
+
+def test_an_excluded_word_found_only_in_many_entries_is_probed(
+    forest: Forest, make_chat: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keep = make_chat("Keep", ["puffin colony"])
+    drop = make_chat("Drop", ["puffin colony", "a storm came"])
+    monkeypatch.setattr(retrieve, "EVIDENCE_BUDGET", 0)  # every word is "common"
+    assert found(forest.search_chats("puffin -storm", now=NOW)) == [keep]
+    assert drop in found(forest.search_chats("puffin", now=NOW))
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("pytest -v failing", ("pytest", "v", "failing")),
+        ("git push --force", ("git", "push", "force")),
+        ("offset -10", ("offset", "10")),
+        ('kanji "-deck"', ("kanji",)),
+    ],
+)
+def test_flags_options_and_numbers_stay_plain_words(
+    forest: Forest, make_chat: Any, query: str, words: tuple[str, ...]
+) -> None:
+    make_chat("Chat", ["pytest -v was failing", "git push --force", "offset -10 kanji -deck"])
+    result = forest.search_chats(query, now=NOW)
+    assert result.excluded_terms == ()
+    assert set(words) <= {t.strip('"') for t in result.terms} | set(result.dropped_terms)
+    assert len(result.hits) == 1
+
+
+def test_an_excluded_cjk_word_leaves_out_chats_holding_it(forest: Forest, make_chat: Any) -> None:
+    slow = make_chat("A", ["我们的数据库很慢"])
+    fast = make_chat("B", ["我们的数据库很快"])
+    assert found(forest.search_chats("数据库 -很慢", now=NOW)) == [fast]
+    assert slow in found(forest.search_chats("数据库", now=NOW))

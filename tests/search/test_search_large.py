@@ -20,9 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionforest import Forest
-from sessionforest.search import index
+from sessionforest.search import index, large
+from sessionforest.search.scripts import GRAM_PAD
 
-BIG = index.LARGE_PAYLOAD + 1000
+BIG = large.LARGE_PAYLOAD + 1000
 PAYLOADS: list[tuple[str, Any]] = [
     ("user.message", {"content": [{"type": "text", "text": "hello"}]}),
     (
@@ -72,7 +73,7 @@ def _sql_text(kind: str, payload: Any) -> Any:
 
 @pytest.mark.parametrize(("kind", "payload"), PAYLOADS)
 def test_entry_text_is_what_the_triggers_index(kind: str, payload: Any) -> None:
-    assert index.entry_text(kind, payload) == _sql_text(kind, payload)
+    assert large.entry_text(kind, payload) == _sql_text(kind, payload)
 
 
 # No NUL: SQLite's JSON functions cut a string at one ("ab\u0000cd" -> "ab"), where
@@ -93,7 +94,7 @@ def test_entry_text_matches_sql_for_any_blocks(blocks: list[dict[str, Any]], fla
     payload: dict[str, Any] = {"content": blocks}
     if flat is not None:
         payload["text"] = flat
-    assert index.entry_text("user.message", payload) == _sql_text("user.message", payload)
+    assert large.entry_text("user.message", payload) == _sql_text("user.message", payload)
 
 
 def _message(word: str) -> dict[str, Any]:
@@ -155,3 +156,21 @@ def test_an_import_indexes_a_large_message_like_a_small_one(forest: Forest, tmp_
     other.export_jsonl(sid, out)
     assert out.getvalue() == native.read_text()
     other.close()
+
+
+def test_a_large_message_in_a_spaceless_script_reaches_the_trigram_index(
+    forest: Forest,
+) -> None:
+    sid = forest.create_session("cjk")
+    clause = "我们的数据库很慢，"
+    text = clause * (BIG // len(clause.encode()) + 1)
+    forest.append(sid, "user.message", {"content": [{"type": "text", "text": text}]}, stamp=None)
+    summary = {"summary": "总结：" + text, "first_kept_entry_id": None}
+    forest.append(sid, "compaction", summary, stamp=None)
+    hits = forest.search_session_entries(sid, "数据库")
+    assert sorted(h.sequence for h in hits) == [1, 2]
+    with sqlite3.connect(forest.path) as conn:
+        rows = conn.execute("SELECT text FROM session_entry_grams ORDER BY rowid").fetchall()
+        digest = conn.execute("SELECT first_message, summary FROM chat_digest_grams").fetchall()
+    assert [r[0] for r in rows] == [text + GRAM_PAD, "总结：" + text + GRAM_PAD]
+    assert digest == [(text[:2000] + GRAM_PAD, "总结：" + text + GRAM_PAD)]

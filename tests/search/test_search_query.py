@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from sessionforest.search.query import parse_query, split_words, time_window
+from sessionforest.search.query import RULES, TIME_PHRASES, parse_query, split_words, time_window
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)  # a Wednesday
 MIDNIGHT = datetime(2026, 9, 30, tzinfo=UTC)
 D = timedelta(days=1)
+H = timedelta(hours=1)
 
 
 def at(year: int, month: int, day: int, hour: int = 0) -> datetime:
@@ -29,15 +30,33 @@ WINDOWS = [
     ("a couple of days ago", NOW - 3 * D, NOW - D),
     ("a few days ago", NOW - 6 * D, NOW - D),
     ("several days ago", NOW - 6 * D, NOW - D),
-    ("this week", NOW - 7 * D, NOW),
-    ("last week", NOW - 14 * D, NOW),
-    ("a week ago", NOW - 14 * D, NOW),
-    ("2 weeks ago", NOW - 21 * D, NOW - 7 * D),
+    # Calendar weeks start on Monday (NOW is a Wednesday): "last week" is the
+    # whole week before this one, never a span reaching today.
+    ("this week", at(2026, 9, 28), NOW),
+    ("last week", at(2026, 9, 21), at(2026, 9, 28)),
+    ("the past week", NOW - 7 * D, NOW),
+    ("in the last week", NOW - 7 * D, NOW),
+    ("past week", NOW - 7 * D, NOW),
+    # Weeks and months ago: give or take half a unit, so never today.
+    ("a week ago", NOW - 10.5 * D, NOW - 3.5 * D),
+    ("1 week ago", NOW - 10.5 * D, NOW - 3.5 * D),
+    ("2 weeks ago", NOW - 17.5 * D, NOW - 10.5 * D),
+    ("a few weeks ago", NOW - 38.5 * D, NOW - 10.5 * D),
+    ("3 hours ago", NOW - 4 * H, NOW - 2 * H),
+    ("an hour ago", NOW - 2 * H, NOW),
+    ("a few hours ago", NOW - 6 * H, NOW - H),
+    ("in the last 6 hours", NOW - 6 * H, NOW),
+    ("past 2 hours", NOW - 2 * H, NOW),
+    ("the past hour", NOW - H, NOW),
+    ("the past day", NOW - D, NOW),
     ("in the last 3 days", NOW - 3 * D, NOW),
     ("past 2 weeks", NOW - 14 * D, NOW),
     ("this month", at(2026, 9, 1), NOW),
-    ("last month", at(2026, 8, 1), NOW),
-    ("2 months ago", at(2026, 6, 30, 15), at(2026, 8, 30, 15)),
+    ("last month", at(2026, 8, 1), at(2026, 9, 1)),
+    ("the past month", at(2026, 8, 30, 15), NOW),
+    ("in the last month", at(2026, 8, 30, 15), NOW),
+    ("2 months ago", at(2026, 7, 15, 15), at(2026, 8, 14, 15)),
+    ("a month ago", at(2026, 8, 15, 15), at(2026, 9, 14, 15)),
     ("recently", NOW - 14 * D, NOW),
     ("lately", NOW - 14 * D, NOW),
     ("monday", at(2026, 9, 28), at(2026, 9, 29)),
@@ -54,6 +73,13 @@ WINDOWS = [
     ("in march 2024", at(2024, 3, 1), at(2024, 4, 1)),
     ("this year", at(2026, 1, 1), NOW),
     ("last year", at(2025, 1, 1), at(2026, 1, 1)),
+    ("the past year", at(2025, 9, 30, 15), NOW),
+    ("in 2024", at(2024, 1, 1), at(2025, 1, 1)),
+    ("during 2024", at(2024, 1, 1), at(2025, 1, 1)),
+    ("back in 2019", at(2019, 1, 1), at(2020, 1, 1)),
+    ("2025-10-03", at(2025, 10, 3), at(2025, 10, 4)),
+    ("on 2025-10-03", at(2025, 10, 3), at(2025, 10, 4)),
+    ("since 2025-10-03", at(2025, 10, 3), NOW),
 ]
 
 
@@ -95,7 +121,21 @@ def test_the_first_time_phrase_wins_and_every_one_is_removed() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["may the build pass", "days of the week", "ago", "marching band", "weekday"]
+    "query",
+    [
+        "may the build pass",
+        "days of the week",
+        "ago",
+        "marching band",
+        "weekday",
+        # Numbers people search for stay words: a bare year, an impossible date,
+        # a date inside a longer token, a version.
+        "port 2024 refused",
+        "2025-13-40 rollover",
+        "backup-2025-10-03.tar",
+        "release 2025-10-03T12:00 notes",
+        "in 12345 steps",
+    ],
 )
 def test_words_that_only_look_like_time_are_not_a_window(query: str) -> None:
     parsed = parse_query(query, NOW)
@@ -133,3 +173,45 @@ def test_stopwords_go_and_are_reported() -> None:
 def test_words_are_lower_cased_stripped_and_deduplicated() -> None:
     assert split_words("(Kanji), kanji! -x- set_focus ...") == ["kanji", "kanji", "x", "set_focus"]
     assert parse_query("Kanji kanji KANJI", NOW).words == ("kanji",)
+
+
+def test_last_week_follows_the_clocks_time_zone_and_weekday() -> None:
+    tokyo = timezone(timedelta(hours=9))
+    monday_morning = datetime(2026, 9, 28, 1, 0, tzinfo=tokyo)  # still Sunday in UTC
+    window, _ = time_window("last week", monday_morning)
+    assert window is not None
+    assert (window.start, window.end) == (
+        datetime(2026, 9, 21, tzinfo=tokyo),
+        datetime(2026, 9, 28, tzinfo=tokyo),
+    )
+    sunday = datetime(2026, 9, 27, 23, 0, tzinfo=UTC)
+    window, _ = time_window("last week", sunday)
+    assert window is not None
+    assert (window.start, window.end) == (at(2026, 9, 14), at(2026, 9, 21))
+
+
+def test_a_date_in_the_future_leaves_an_empty_window() -> None:
+    window, _ = time_window("since 2027-01-01", NOW)
+    assert window is not None and window.start > window.end
+
+
+def _documented_examples() -> list[str]:
+    rows = [line for line in TIME_PHRASES.splitlines() if line.startswith("  ")]
+    return [ex.strip() for row in rows for ex in row[:51].split(",")]
+
+
+@pytest.mark.parametrize("phrase", _documented_examples())
+def test_every_documented_example_is_understood(phrase: str) -> None:
+    parsed = parse_query(f"kanji {phrase}", NOW)
+    assert parsed.window is not None and parsed.window.phrase == phrase
+    assert parsed.words == ("kanji",)
+
+
+def test_the_documented_examples_cover_every_rule() -> None:
+    used = {
+        i
+        for example in _documented_examples()
+        for i, (pattern, _) in enumerate(RULES)
+        if pattern.fullmatch(example)
+    }
+    assert used == set(range(len(RULES)))

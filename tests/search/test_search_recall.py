@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest, SessionQuarantined, UnknownSession
+from sessionforest import Forest, InvalidArgument, SessionQuarantined, UnknownSession
 
 
 def text(body: str) -> dict[str, Any]:
@@ -102,7 +102,11 @@ def test_limit_and_empty_queries(forest: Forest) -> None:
         forest.append(sid, "user.message", text(f"line {i} of the log"))
     assert len(forest.search_session_entries(sid, "log")) == 10
     assert len(forest.search_session_entries(sid, "log", limit=3)) == 3
-    assert forest.search_session_entries(sid, "log", limit=0) == []
+    for bad in (0, -1):
+        with pytest.raises(
+            InvalidArgument, match="invalid limit: must be a whole number of at least 1"
+        ):
+            forest.search_session_entries(sid, "log", limit=bad)
     assert forest.search_session_entries(sid, "") == []
     assert forest.search_session_entries(sid, "  ...  ") == []
 
@@ -162,3 +166,14 @@ def test_hidden_worker_sessions_are_recalled_inside_themselves(forest: Forest) -
     worker = forest.create_session("w", visibility="hidden")
     entry = forest.append(worker, "user.message", text("worker private notes"))
     assert ids(forest.search_session_entries(worker, "private")) == [entry.id]
+
+
+def test_a_hyphenated_word_leaves_out_entries_holding_it(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", text("the redis fix was a timeout"))
+    forest.append(sid, "user.message", text("the redis fix broke the cache"))
+    forest.append(sid, "user.message", text("数据库很慢，redis 也慢"))
+    assert [h.sequence for h in forest.search_session_entries(sid, "redis -cache")] == [3, 1]
+    assert [h.sequence for h in forest.search_session_entries(sid, "redis -很慢")] == [2, 1]
+    # Not searched for either: "-cache" alone finds nothing.
+    assert forest.search_session_entries(sid, "-cache") == []

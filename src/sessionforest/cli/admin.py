@@ -13,6 +13,7 @@ import click
 
 from ..demo import build_demo
 from ..projection import project
+from ..render import escape, plural
 from ..store.sqlite import default_path
 from .common import State, emit_json, json_option, pass_state
 from .entries import draw_tree, print_log
@@ -37,15 +38,16 @@ def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> 
     if as_json:
         emit_json(report.to_json())
     else:
-        found = f"{len(report.problems)} problem(s)" if report.problems else "ok"
-        click.echo(
-            f"checked {report.sessions_checked} sessions, {report.entries_checked} entries: {found}"
-        )
+        found = plural(len(report.problems), "problem") if report.problems else "ok"
+        sessions = plural(report.sessions_checked, "session")
+        entries = plural(report.entries_checked, "entry", "entries")
+        click.echo(f"checked {sessions}, {entries}: {found}")
         for problem in report.problems:
             entry = f" entry {problem.entry_id}" if problem.entry_id else ""
-            click.echo(f"  session {problem.session_id}{entry}: {problem.code}: {problem.detail}")
+            line = f"  session {problem.session_id}{entry}: {problem.code}: {problem.detail}"
+            click.echo(escape(line))
         if report.quarantined:
-            click.echo("quarantined: " + ", ".join(report.quarantined))
+            click.echo(escape("quarantined: " + ", ".join(report.quarantined)))
     if not report.ok:
         ctx.exit(1)
 
@@ -89,14 +91,14 @@ def demo(state: State, demo_db: Path | None) -> None:
         print_log(store.forest, sid)
         context = project(store.forest, sid)
         click.echo(
-            f"\nAgent context: {len(context)} messages from the active branch "
+            f"\nAgent context: {plural(len(context), 'message')} from the active branch "
             "(hidden tool events, the checkpoint and the abandoned branch left out)."
         )
         found = store.forest.search_chats("database locked")
         verdict = "confident" if found.confident else "not confident"
         click.echo(f"\nforest find 'database locked': {verdict} ({found.reason})")
         for hit in found.hits[:3]:
-            click.echo(f"  {hit.session_id}  {hit.title}")
+            click.echo(escape(f"  {hit.session_id}  {hit.title}"))
     finally:
         store.close()
     db = shlex.quote(str(target))

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from ..errors import UnknownEntry
 from ..store.sqlite import Forest
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,10 +46,28 @@ class State:
 pass_state = click.make_pass_decorator(State)
 
 
+# ctx.meta key on the root context: whether this command line asked for --json,
+# so the error boundary in main.py answers a failure in JSON too.
+JSON_KEY = "sessionforest.json"
+
+
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.find_root().meta[JSON_KEY] = value
+    return value
+
+
 def json_option(fn: F) -> F:
-    """The `--json` flag, passed to the command as `as_json`."""
+    """The `--json` flag, passed to the command as `as_json`.
+
+    Eager, so the parsed value is known before any other option can fail.
+    """
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print one JSON document instead of text."
+        "--json",
+        "as_json",
+        is_flag=True,
+        is_eager=True,
+        callback=_note_json,
+        help="Print one JSON document instead of text.",
     )(fn)
 
 
@@ -60,20 +77,6 @@ def emit_json(value: Any) -> None:
 
 
 def resolve_entry(forest: Forest, session_id: str, ref: str) -> str:
-    """An entry id from `ref`: an id, or a sequence number as printed by `log` and `tree`.
-
-    An id made only of digits (possible in imported files) wins over a sequence
-    number, so every existing id stays addressable.
-    """
-    if not ref.isdigit():
-        return ref
-    sequence = int(ref)
-    by_sequence = None
-    for node in forest.skeleton(session_id):
-        if node.id == ref:
-            return ref
-        if node.sequence == sequence:
-            by_sequence = node.id
-    if by_sequence is None:
-        raise UnknownEntry(ref, session_id)
-    return by_sequence
+    """An entry id from `ref`: an id, a unique id prefix, or a sequence number as
+    printed by `log` and `tree` (see `Forest.resolve_entry` for which wins)."""
+    return forest.resolve_entry(session_id, ref)

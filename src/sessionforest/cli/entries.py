@@ -1,8 +1,8 @@
 """Entry commands: append, seek, checkpoint, seek-checkpoint, log, tree and tips.
 
-Writes print the id they produced; reads draw through `render.py` so the
-terminal shows what the server shows. Wherever an entry is named, its
-sequence number (as printed by `log` and `tree`) works as well as its id.
+Writes print the id they produced (with `--json`, the whole entry); reads draw
+through `render.py` so the terminal shows what the server shows. Sessions and
+entries are named by id or unique id prefix, entries also by sequence number.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import orjson
 from ..gitstamp import compare
 from ..kinds import spec_for_append
 from ..model import Entry, Node, Visibility
-from ..render import describe, label_of, preview, render_log, tree_lines
+from ..render import describe, escape, label_of, preview, render_log, tree_lines
 from ..store.sqlite import Forest
 from .common import State, emit_json, json_option, pass_state, resolve_entry
 
@@ -36,7 +36,7 @@ TEXT_FORMS: dict[str, Callable[[str], dict[str, Any]]] = {
     "branch.summary": lambda text: {"summary": text},
 }
 
-ENTRY_REF = "an entry id, or its sequence number as shown by `log` and `tree`"
+ENTRY_REF = "an entry id or unique id prefix, or its sequence number as `log` and `tree` show"
 
 
 def build_payload(kind: str, text: str | None, payload_json: str | None) -> Any:
@@ -71,11 +71,12 @@ def _styled(text: str, *, bold: bool = False, dim: bool = False) -> str:
     return click.style(text, bold=bold or None, dim=dim or None, reset=bold or dim)
 
 
-def _echo_id(entry_id: str, as_json: bool) -> None:
+def _echo_entry(entry: Entry, as_json: bool) -> None:
+    """The id a write produced; with --json the whole entry (its `id` is the new head)."""
     if as_json:
-        emit_json({"id": entry_id})
+        emit_json(entry.to_json())
     else:
-        click.echo(entry_id)
+        click.echo(escape(entry.id))
 
 
 expect_head_option = click.option(
@@ -112,16 +113,20 @@ def append(
     expect_head: str | None,
     as_json: bool,
 ) -> None:
-    """Append an entry below the head (or --parent) and move the head to it."""
+    """Append an entry below the head (or --parent) and move the head to it.
+
+    Prints the new entry's id; with --json, the entry as `log --json` shows it.
+    """
     payload = build_payload(kind, text, payload_json)
     forest = state.forest
-    parent_id = resolve_entry(forest, session, parent) if parent is not None else None
+    sid = forest.resolve_session(session)
+    parent_id = resolve_entry(forest, sid, parent) if parent is not None else None
     if expect_head is None:
-        entry = forest.append(session, kind, payload, parent_id, visibility)
+        entry = forest.append(sid, kind, payload, parent_id, visibility)
     else:
-        expected = _expected(forest, session, expect_head)
-        entry = forest.append(session, kind, payload, parent_id, visibility, expected)
-    _echo_id(entry.id, as_json)
+        expected = _expected(forest, sid, expect_head)
+        entry = forest.append(sid, kind, payload, parent_id, visibility, expected)
+    _echo_entry(entry, as_json)
 
 
 @click.command()
@@ -131,14 +136,21 @@ def append(
 @json_option
 @pass_state
 def seek(state: State, session: str, entry: str, expect_head: str | None, as_json: bool) -> None:
-    """Move the head to ENTRY (an id or a sequence number); history is untouched."""
+    """Move the head to ENTRY (an id, id prefix or sequence number); history is untouched.
+
+    Prints the new head's id; with --json, that entry.
+    """
     forest = state.forest
-    entry_id = resolve_entry(forest, session, entry)
+    sid = forest.resolve_session(session)
+    entry_id = resolve_entry(forest, sid, entry)
     if expect_head is None:
-        forest.move_head(session, entry_id)
+        forest.move_head(sid, entry_id)
     else:
-        forest.move_head(session, entry_id, expect_head=_expected(forest, session, expect_head))
-    _echo_id(entry_id, as_json)
+        forest.move_head(sid, entry_id, expect_head=_expected(forest, sid, expect_head))
+    if as_json:
+        emit_json(forest.entry(sid, entry_id).to_json())
+    else:
+        click.echo(escape(entry_id))
 
 
 @click.command()
@@ -148,8 +160,9 @@ def seek(state: State, session: str, entry: str, expect_head: str | None, as_jso
 @json_option
 @pass_state
 def checkpoint(state: State, session: str, label: str, summary: str | None, as_json: bool) -> None:
-    """Label the current state with a checkpoint entry; prints its id."""
-    _echo_id(state.forest.checkpoint(session, label, summary).id, as_json)
+    """Label the current state with a checkpoint entry; prints its id (--json: the entry)."""
+    forest = state.forest
+    _echo_entry(forest.checkpoint(forest.resolve_session(session), label, summary), as_json)
 
 
 @click.command("seek-checkpoint")
@@ -158,8 +171,9 @@ def checkpoint(state: State, session: str, label: str, summary: str | None, as_j
 @json_option
 @pass_state
 def seek_checkpoint(state: State, session: str, label: str, as_json: bool) -> None:
-    """Move the head to the latest checkpoint named LABEL; prints its id."""
-    _echo_id(state.forest.seek_checkpoint(session, label).id, as_json)
+    """Move the head to the latest checkpoint named LABEL; prints its id (--json: the entry)."""
+    forest = state.forest
+    _echo_entry(forest.seek_checkpoint(forest.resolve_session(session), label), as_json)
 
 
 def divergence_mark(current: dict[str, Any] | None, entry: Entry) -> str | None:
@@ -198,12 +212,13 @@ def print_log(forest: Forest, session: str) -> None:
 @pass_state
 def log(state: State, session: str, as_json: bool) -> None:
     """Show the active path from the root to the head."""
+    sid = state.forest.resolve_session(session)
     if as_json:
-        path = state.forest.active_path(session)
-        marks = divergence_marks(state.forest, session, path)
+        path = state.forest.active_path(sid)
+        marks = divergence_marks(state.forest, sid, path)
         emit_json([{**e.to_json(), "diverged": e.id in marks} for e in path])
     else:
-        print_log(state.forest, session)
+        print_log(state.forest, sid)
 
 
 def draw_tree(forest: Forest, session: str) -> None:
@@ -256,10 +271,11 @@ def tree_json(forest: Forest, session: str) -> dict[str, Any]:
 @pass_state
 def tree(state: State, session: str, as_json: bool) -> None:
     """Draw the whole tree: every branch, the active one marked with '*'."""
+    sid = state.forest.resolve_session(session)
     if as_json:
-        emit_json(tree_json(state.forest, session))
+        emit_json(tree_json(state.forest, sid))
     else:
-        draw_tree(state.forest, session)
+        draw_tree(state.forest, sid)
 
 
 @click.command()
@@ -269,14 +285,15 @@ def tree(state: State, session: str, as_json: bool) -> None:
 def tips(state: State, session: str, as_json: bool) -> None:
     """List the tip of every branch (entries without children)."""
     forest = state.forest
-    found = forest.tips(session)
-    head = forest.head(session)
+    sid = forest.resolve_session(session)
+    found = forest.tips(sid)
+    head = forest.head(sid)
     if as_json:
         emit_json([{**entry.to_json(), "active": entry.id == head} for entry in found])
         return
     for entry in found:
         mark = "*" if entry.id == head else " "
-        line = f"{mark} {entry.id}  {entry.sequence}  {entry.kind}  "
+        line = f"{mark} {escape(entry.id)}  {entry.sequence}  {escape(entry.kind)}  "
         line += preview(describe(entry.kind, entry.payload), 50)
         if entry.id == head:
             line += "  <- head"

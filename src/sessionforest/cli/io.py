@@ -19,6 +19,7 @@ import click
 
 from ..io.claude_code import DEFAULT_ROOT
 from ..io.report import ImportReport
+from ..render import escape, plural
 from .common import State, emit_json, json_option, pass_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,25 +77,28 @@ def export() -> None:
 def export_session(state: State, session: str, fmt: str, output: Path | None) -> None:
     """Export SESSION as native JSONL (default) or yoagent JSONL."""
     forest = state.forest
+    session = forest.resolve_session(session)
     forest.session(session)  # an unknown session fails before any file is made
     if fmt == "native":
 
         def write(out: IO[str]) -> str:
-            return f"{forest.export_jsonl(session, out)} entries"
+            return plural(forest.export_jsonl(session, out), "entry", "entries")
 
     else:
 
         def write(out: IO[str]) -> str:
             lines, left_out = forest.export_yoagent(session, out)
-            below = f" ({left_out} entries below the head left out)" if left_out else ""
-            return f"{lines} messages{below}"
+            if not left_out:
+                return plural(lines, "message")
+            below = plural(left_out, "entry", "entries")
+            return f"{plural(lines, 'message')} ({below} below the head left out)"
 
     if output is None or str(output) == "-":
         write(sys.stdout)
         return
     what = _to_file(output, write)
     # stderr: the file is the result; stdout stays free for scripts.
-    click.echo(f"exported {what} to {output}", err=True)
+    click.echo(escape(f"exported {what} to {output}"), err=True)
 
 
 @export.command("gasp")
@@ -107,12 +111,13 @@ def export_gasp(
     state: State, session: str, directory: Path, run_id: str | None, as_json: bool
 ) -> None:
     """Write DIRECTORY/transcripts/<run-id>.jsonl.gz (GASP) and print its sha256."""
-    transcript = state.forest.export_gasp(session, directory, run_id)
+    forest = state.forest
+    transcript = forest.export_gasp(forest.resolve_session(session), directory, run_id)
     if as_json:
         emit_json(transcript.to_json())
     else:
         # sha256sum's format: `cd DIRECTORY && sha256sum -c` checks it.
-        click.echo(f"{transcript.sha256}  {transcript.relative}")
+        click.echo(escape(f"{transcript.sha256}  {transcript.relative}"))
 
 
 @click.group("import")
@@ -175,24 +180,27 @@ def _bar() -> Iterator[_Bar]:
 
 
 def _show(report: ImportReport, as_json: bool) -> None:
-    """What was imported (stdout), then notes and each failure (stderr); exit 1 if any failed."""
+    """What was imported (stdout), then notes and each failure (stderr); exit 1 if any failed.
+
+    With `--json` the report (its `failed` list included) is the one document on
+    stdout, and the failures are still on stderr, as every command's errors are.
+    """
     if as_json:
         emit_json(report.to_json())
     else:
         click.echo(f"imported {report.summary()}")
         for skipped in report.skipped:
-            click.echo(f"skipped {skipped}")
+            click.echo(escape(f"skipped {skipped}"))
         for note in report.notes:
-            click.echo(f"note: {note}", err=True)
-        for failure in report.failed:
-            click.echo("error: " + " ".join(str(failure).split()), err=True)
-        if report.failed and (report.chats or len(report.failed) > 1):
-            count = len(report.failed)
-            click.echo(
-                f"error: {count} {'chat' if count == 1 else 'chats'} failed (listed above); "
-                "everything else was imported",
-                err=True,
-            )
+            click.echo(escape(f"note: {note}"), err=True)
+    for failure in report.failed:
+        click.echo(escape(f"error: {failure}"), err=True)
+    if report.failed and (report.chats or len(report.failed) > 1):
+        click.echo(
+            f"error: {plural(len(report.failed), 'chat')} failed (listed above); "
+            "everything else was imported",
+            err=True,
+        )
     if report.failed:
         raise click.exceptions.Exit(1)
 
@@ -262,9 +270,12 @@ def import_yoagent(state: State, file: Path, skip_bad: bool, as_json: bool) -> N
 @json_option
 @pass_state
 def import_jsonl(state: State, file: Path, as_json: bool) -> None:
-    """Import one native JSONL session (as written by `forest export`); all or nothing."""
+    """Import one native JSONL session (as written by `forest export`); all or nothing.
+
+    Prints the session's id (--json: the session as `sessions` lists it).
+    """
     sid = state.forest.import_native(file).id
     if as_json:
-        emit_json({"id": sid})
+        emit_json(state.forest.session(sid).to_json())
     else:
-        click.echo(sid)
+        click.echo(escape(sid))

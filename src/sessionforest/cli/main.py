@@ -1,22 +1,31 @@
 """The `forest` command: the group, its global `--db` option and the error boundary.
 
 Every error a command lets escape is turned into one `error: <message>` line on
-stderr and an exit code from `EXIT_CODES`, here and nowhere else.
+stderr and an exit code from `EXIT_CODES`, here and nowhere else; a command run
+with `--json` also prints `{"error": {...}}` on stdout for scripts to read.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from ..errors import ForestError, HeadMoved, UnknownCheckpoint, UnknownEntry, UnknownSession
+from ..errors import (
+    AmbiguousId,
+    ForestError,
+    HeadMoved,
+    UnknownCheckpoint,
+    UnknownEntry,
+    UnknownSession,
+)
+from ..render import escape
 from . import admin, entries, io, search, sessions, status
-from .common import State
+from .common import JSON_KEY, State, emit_json
 
 # Looked up along the exception's MRO, so the most specific class wins.
 EXIT_CODES: dict[type[BaseException], int] = {
@@ -27,6 +36,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     UnknownSession: 3,
     UnknownEntry: 3,
     UnknownCheckpoint: 3,
+    AmbiguousId: 3,  # like a miss: the name given does not pick one thing
     HeadMoved: 4,
 }
 
@@ -51,13 +61,43 @@ def _message(exc: BaseException) -> str:
     return str(exc)
 
 
+def _click_fields(exc: click.ClickException) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        fields["command"] = exc.ctx.command_path
+    if isinstance(exc, click.BadParameter) and exc.param is not None:
+        fields["param"] = exc.param.opts[0] if exc.param.opts else exc.param.name
+    if isinstance(exc, click.NoSuchOption):
+        fields["option"] = exc.option_name
+        fields["possibilities"] = list(exc.possibilities or ())
+    return fields
+
+
+def error_json(exc: BaseException) -> dict[str, Any]:
+    """The `error` object of a failed `--json` command: type, message, exit code, fields."""
+    code = exit_code_for(exc)
+    if isinstance(exc, ForestError):
+        body = exc.to_json()
+        return {"type": body.pop("type"), "message": body.pop("message"), "exit_code": code, **body}
+    fields = _click_fields(exc) if isinstance(exc, click.ClickException) else {}
+    return {"type": type(exc).__name__, "message": _message(exc), "exit_code": code, **fields}
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for `--json` (options end at a bare `--`)."""
+    end = args.index("--") if "--" in args else len(args)
+    return "--json" in args[:end]
+
+
 @contextmanager
-def _converted() -> Iterator[None]:
+def _converted(as_json: Callable[[], bool]) -> Iterator[None]:
     try:
         yield
     except (ForestError, click.ClickException, sqlite3.Error) as exc:
-        # Flattened: a message is one line even if some day one has a newline.
-        click.echo("error: " + " ".join(_message(exc).split()), err=True)
+        if as_json():
+            emit_json({"error": error_json(exc)})
+        # Escaped: one line, whatever a message quotes (titles, paths, file lines).
+        click.echo("error: " + escape(_message(exc)), err=True)
         # Exit, not a ClickException: click's main exits with it and prints nothing more.
         raise click.exceptions.Exit(exit_code_for(exc)) from exc
 
@@ -67,6 +107,9 @@ class ForestGroup(click.Group):
 
     Parsing the group's own options happens in `make_context`, a subcommand's
     (and running it) in `invoke`; the two overrides cover every error path.
+    Whether to answer in JSON is read from the whole command line up front, so
+    an error while parsing it (an unknown option) is JSON too; once the command's
+    `--json` flag is parsed (it is eager), its value decides.
     """
 
     def make_context(
@@ -76,11 +119,14 @@ class ForestGroup(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
-        with _converted():
-            return super().make_context(info_name, args, parent, **extra)
+        as_json = wants_json(args)
+        with _converted(lambda: as_json):
+            ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[JSON_KEY] = as_json
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _converted():
+        with _converted(lambda: bool(ctx.meta.get(JSON_KEY))):
             return super().invoke(ctx)
 
 
@@ -95,7 +141,10 @@ class ForestGroup(click.Group):
 def cli(ctx: click.Context, db: Path | None) -> None:
     """Durable, branchable AI-agent conversation history.
 
-    Start with `forest demo` to build and draw a sample session.
+    Start with `forest demo` to build and draw a sample session. A SESSION or
+    ENTRY argument takes a unique prefix of its id, as git takes a short hash;
+    an ENTRY also takes the sequence number `log` and `tree` print. With
+    --json, a failure prints {"error": {...}} on stdout too.
     """
     state = State(db)
     ctx.obj = state

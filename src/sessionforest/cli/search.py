@@ -12,7 +12,9 @@ import click
 
 from ..ids import parse_iso
 from ..model import SessionStatus
+from ..render import escape
 from ..search.composer import find_card, recall_card
+from ..search.query import TIME_PHRASES
 from .common import State, emit_json, json_option, pass_state
 
 
@@ -28,23 +30,55 @@ def _moment(value: str | None) -> datetime | None:
 @click.command()
 @click.argument("session")
 @click.argument("query")
-@click.option("--limit", default=10, show_default=True, help="At most this many hits.")
+@click.option(
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="At most this many hits.",
+)
 @json_option
 @pass_state
 def recall(state: State, session: str, query: str, limit: int, as_json: bool) -> None:
-    """Search the entries of SESSION only (ended chats included)."""
-    hits = state.forest.search_session_entries(session, query, limit=limit)
+    """Search the entries of SESSION only (ended chats included).
+
+    Words match as in `forest find`; -word leaves out entries holding the word.
+    """
+    sid = state.forest.resolve_session(session)
+    hits = state.forest.search_session_entries(sid, query, limit=limit)
     if as_json:
-        emit_json({"session_id": session, "query": query, "hits": [h.to_json() for h in hits]})
+        emit_json({"session_id": sid, "query": query, "hits": [h.to_json() for h in hits]})
     else:
         click.echo(recall_card(query, hits))
 
 
-@click.command()
+FIND_HELP = f"""Find the chat QUERY describes: words, "phrases", a time ("last week"), a harness.
+
+Words are matched as the index stores them (stemmed: "failing" finds "fails");
+"quoted text" is matched as a phrase; a harness name the store knows (claude,
+codex, ...) keeps chats of that harness. In Chinese, Japanese, Korean, Thai and
+other text written without spaces, a word is found wherever its characters
+appear in that order (as are Latin words written inside such text).
+
+-word leaves out every chat that holds the word: a single hyphen, then a word of
+two or more characters starting with a letter. "--force", "-v" and "-10" stay
+plain words; quote a hyphenated word to search for it ("-rf").
+
+\b
+{TIME_PHRASES}"""
+
+
+@click.command(help=FIND_HELP)
 @click.argument("query")
 @click.option("--now", "now_text", metavar="ISO", help="Resolve time phrases against this time.")
 @click.option("--harness", help="Only chats of this harness.")
-@click.option("--limit", default=8, show_default=True, help="At most this many chats.")
+@click.option(
+    "--limit",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="At most this many chats.",
+)
 @json_option
 @pass_state
 def find(
@@ -55,7 +89,6 @@ def find(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Find the chat QUERY describes: words, "phrases", a time ("last week"), a harness."""
     result = state.forest.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
     if as_json:
         emit_json(result.to_json())
@@ -64,11 +97,14 @@ def find(
 
 
 def _mark(state: State, session: str, status: SessionStatus, as_json: bool) -> None:
-    state.forest.set_status(session, status)
+    """Set the status; prints `ID STATUS` (--json: the session as `sessions` lists it)."""
+    forest = state.forest
+    sid = forest.resolve_session(session)
+    forest.set_status(sid, status)
     if as_json:
-        emit_json({"id": session, "status": str(status)})
+        emit_json(forest.session(sid).to_json())
     else:
-        click.echo(f"{session} {status}")
+        click.echo(escape(f"{sid} {status}"))
 
 
 @click.command()

@@ -2,6 +2,7 @@
 
 The listing is plain aligned columns rather than a rich table: rich cuts ids
 (the thing users copy) to fit the terminal, and a pipe gets no box drawing.
+Every cell is escaped, so a title holding a newline or ESC stays in its row.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 import click
 
 from ..model import SessionInfo
+from ..render import escape
 from .common import State, emit_json, json_option, pass_state
 
 COLUMNS = ("ID", "STATUS", "ENTRIES", "UPDATED", "HARNESS", "TITLE")
@@ -19,7 +21,8 @@ COLUMNS = ("ID", "STATUS", "ENTRIES", "UPDATED", "HARNESS", "TITLE")
 
 def _row(info: SessionInfo) -> tuple[str, ...]:
     status = "quarantined" if info.quarantine is not None else info.status
-    return (info.id, status, str(info.entry_count), info.updated_at, info.harness, info.title)
+    cells = (info.id, status, str(info.entry_count), info.updated_at, info.harness, info.title)
+    return tuple(map(escape, cells))
 
 
 def plain_table(infos: Sequence[SessionInfo]) -> list[str]:
@@ -45,10 +48,10 @@ def plain_table(infos: Sequence[SessionInfo]) -> list[str]:
 @json_option
 @pass_state
 def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool) -> None:
-    """Create an empty session and print its id."""
+    """Create an empty session and print its id (--json: the session as `sessions` lists it)."""
     sid = state.forest.create_session(title, harness, cwd)
     if as_json:
-        emit_json({"id": sid})
+        emit_json(state.forest.session(sid).to_json())
     else:
         click.echo(sid)
 
@@ -58,8 +61,13 @@ def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool)
 @json_option
 @pass_state
 def sessions(state: State, show_all: bool, as_json: bool) -> None:
-    """List sessions, oldest first."""
-    infos = state.forest.sessions(include_hidden=show_all)
+    """List sessions, most recently active first.
+
+    Sorted by the UPDATED column (the head's last move, else creation), newest
+    at the top: the order the web UI's sidebar uses. --json lists them in the
+    same order.
+    """
+    infos = state.forest.sessions(include_hidden=show_all, order="updated")
     if as_json:
         emit_json([info.to_json() for info in infos])
     elif not infos:

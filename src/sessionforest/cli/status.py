@@ -9,28 +9,34 @@ from __future__ import annotations
 
 import click
 
+from ..render import escape
 from .common import State, emit_json, json_option, pass_state, resolve_entry
 
 
 @click.command()
 @click.argument("session")
-@click.option("--entry", "entry_ref", metavar="ENTRY", help="Entry to compare (default: head).")
+@click.option(
+    "--entry",
+    "entry_ref",
+    metavar="ENTRY",
+    help="Entry to compare (id, id prefix or sequence number; default: the head).",
+)
 @json_option
 @pass_state
 def status(state: State, session: str, entry_ref: str | None, as_json: bool) -> None:
     """Say whether SESSION's conversation and its worktree have diverged."""
     forest = state.forest
-    entry = resolve_entry(forest, session, entry_ref) if entry_ref else None
-    snapshot = forest.snapshot(session, entry)
+    sid = forest.resolve_session(session)
+    entry = resolve_entry(forest, sid, entry_ref) if entry_ref else None
+    snapshot = forest.snapshot(sid, entry)
     found = snapshot.divergence
     if as_json:
         emit_json(
-            {"session_id": session, "entry": snapshot.selected, "head": snapshot.head}
-            | found.to_json()
+            {"session_id": sid, "entry": snapshot.selected, "head": snapshot.head} | found.to_json()
         )
         return
-    info = forest.session(session)
-    click.echo(f"session {session}  directory {info.cwd or '(none)'}")
-    click.echo(f"entry   {snapshot.selected or '(none)'}")
+    info = forest.session(sid)
+    click.echo(escape(f"session {sid}  directory {info.cwd or '(none)'}"))
+    click.echo(escape(f"entry   {snapshot.selected or '(none)'}"))
     line = found.state if found.state != "diverged" else f"diverged ({found.what})"
-    click.echo(f"status  {line}: {found.reason}")
+    click.echo(escape(f"status  {line}: {found.reason}"))

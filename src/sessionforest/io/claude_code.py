@@ -15,6 +15,7 @@ import orjson
 
 from ..errors import ForestError, InvalidPayload
 from ..model import SessionVisibility
+from ..render import plural
 from ..store.sqlite.bulk import ChatSpec, ChatWriter
 from . import claude_code_map as cmap
 from .common import (
@@ -362,7 +363,7 @@ class _Thread:
         if self._boundary is not None:
             self.notes.add(
                 f"line {self._boundary[0]}: compaction boundary has no summary yet; it and "
-                f"{len(self._held)} later records are left for a later import"
+                f"{plural(len(self._held), 'later record')} are left for a later import"
             )
         summary = self._summary()
         self.writer.summary = summary

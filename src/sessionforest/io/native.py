@@ -31,7 +31,7 @@ from ..model import (
     SessionVisibility,
     Visibility,
 )
-from ..search import index
+from ..search import large
 from .common import TOO_LONG, Lines, parse, too_long
 
 FORMAT = "sessionforest"
@@ -214,7 +214,7 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
         vis,
         created,
         orjson.dumps(stamp).decode() if stamp is not None else None,
-        index.entry_text(kind, payload) if index.is_large(body) else None,
+        large.entry_text(kind, payload) if large.is_large(body) else None,
     )
 
 
@@ -324,5 +324,5 @@ def _flush(conn: sqlite3.Connection, path: Path, batch: list[tuple[Any, ...]]) -
         raise ImportRejected(str(path), number, why, eid) from exc
     if batch and batch[-1][-1] is not None:
         eid, sid, _, seq, _, kind, *_, text = batch[-1]
-        index.index_large(conn, sid, seq, kind, text)
+        large.index_large(conn, sid, seq, kind, text)
     batch.clear()

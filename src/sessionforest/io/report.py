@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportRejected, SessionExists, SessionQuarantined
+from ..render import plural
 from ..store.sqlite.bulk import ChatResult
 
 NOTES_PER_FILE = 20  # per-file notes beyond this are counted, not listed
@@ -146,9 +147,10 @@ class ImportReport:
         new = sum(1 for c in self.chats if c.created)
         workers = sum(1 for c in self.chats if c.hidden)
         return (
-            f"{len(self.chats)} chats ({new} new, {workers} worker), {self.entries} entries "
-            f"added ({self.unchanged} already there), {self.branches} branches, "
-            f"{len(self.skipped)} skipped lines"
+            f"{plural(len(self.chats), 'chat')} ({new} new, {workers} worker), "
+            f"{plural(self.entries, 'entry', 'entries')} added ({self.unchanged} already there), "
+            f"{plural(self.branches, 'branch', 'branches')}, "
+            f"{plural(len(self.skipped), 'skipped line')}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -193,7 +195,9 @@ class Notes:
     def close(self) -> None:
         self._report.notes += [f"{self._path}: {text}" for text in self._kept]
         if self._more:
-            self._report.notes.append(f"{self._path}: ... and {self._more} more notes like these")
+            self._report.notes.append(
+                f"{self._path}: ... and {plural(self._more, 'more note')} like these"
+            )
         self._kept, self._more = [], 0
 
 

@@ -1,7 +1,8 @@
 """Composer commands `/recall <query>` and `/find <query>`, answered locally as a card.
 
 A card is for the person typing: it is never sent to a model and never written
-to the forest (both searches only read). The CLI prints the same cards.
+to the forest (both searches only read). The CLI prints the same cards, every
+line escaped so stored text cannot break the card's layout.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from .results import ChatSearch, EntryHit
+from ..render import escape, plural
+from .results import ChatHit, ChatSearch, EntryHit
 
 COMMANDS = ("recall", "find")
 _COMMAND = re.compile(r"\s*/(recall|find)(?:\s+(.*))?", re.IGNORECASE | re.DOTALL)
@@ -74,13 +76,12 @@ def _when(stamp: str) -> str:
 
 def recall_card(query: str, hits: Sequence[EntryHit]) -> str:
     """The text of a `/recall` card (also `forest recall`)."""
-    count = f"{len(hits)} hit" + ("" if len(hits) == 1 else "s")
-    lines = [f'recall "{query}" in this chat: {count}']
+    lines = [f'recall "{query}" in this chat: {plural(len(hits), "hit")}']
     for hit in hits:
         where = "" if hit.on_active_branch else "  (off the active branch)"
         lines.append(f"  #{hit.sequence:<4} {hit.kind:<17} {_when(hit.created_at)}{where}")
         lines.append(f"        {hit.snippet}")
-    return "\n".join(lines)
+    return "\n".join(map(escape, lines))
 
 
 def find_card(result: ChatSearch) -> str:
@@ -94,14 +95,27 @@ def find_card(result: ChatSearch) -> str:
         lines.append(f"  harness: {', '.join(result.harness)}")
     if result.unknown_terms:
         lines.append(f"  never seen: {', '.join(result.unknown_terms)}")
-    for n, hit in enumerate(result.hits, 1):
+    if result.excluded_terms:
+        lines.append(f"  excluding chats with: {', '.join(result.excluded_terms)}")
+    lines += _chat_lines(result.hits)
+    if result.outside_window:
+        # The gate's sentence says these are "listed apart": list them.
+        phrase = result.window.phrase if result.window is not None else "the time window"
+        lines.append(f"  no chat matched {phrase}; from any time:")
+        lines += _chat_lines(result.outside_window)
+    elif not result.hits:
+        lines.append("  no chats found")
+    return "\n".join(map(escape, lines))
+
+
+def _chat_lines(hits: Sequence[ChatHit]) -> list[str]:
+    lines = []
+    for n, hit in enumerate(hits, 1):
         status = "" if hit.status == "active" else f"  [{hit.status}]"
         title = hit.title or "(untitled)"
         lines.append(f"  {n}. {title}{status}  {hit.harness or '-'}  {_when(hit.updated_at)}")
         lines.append(f"     {hit.session_id}" + (f"  {hit.snippet}" if hit.snippet else ""))
-    if not result.hits:
-        lines.append("  no chats found")
-    return "\n".join(lines)
+    return lines
 
 
 def run_command(

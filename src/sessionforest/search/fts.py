@@ -2,7 +2,8 @@
 
 Every string a user typed reaches a MATCH only through `quote` (a phrase) or
 `prefix` (a prefix phrase); `all_of`/`any_of` combine such pieces. `Tokenizer`
-runs the index's own tokenizer so vocabulary lookups see the stems FTS5 stores.
+runs an index's own tokenizer so vocabulary lookups see the stems (or the
+trigrams) FTS5 stores.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from typing import Final
 # Stemming (porter) lets "failing" find "fails"; remove_diacritics 2 lets "cafe"
 # find "café". Shared by both indexes and by `Tokenizer`, so stems always agree.
 TOKENIZE: Final = "porter unicode61 remove_diacritics 2"
+# Character trigrams (case-folded) for text in scripts written without spaces
+# (see scripts.py): any substring of three or more characters is a phrase of
+# its trigrams. Shared by both trigram indexes and by `tokenizer(GRAMS)`.
+GRAMS: Final = "trigram"
 
 # FTS5 reads a query as C text: a NUL ends it mid-string ("unterminated
 # string"), and other control characters are never part of a token anyway.
@@ -50,14 +55,14 @@ class Tokenizer:
     """
 
     _CREATE = (
-        f"CREATE VIRTUAL TABLE scratch USING fts5(text, tokenize = '{TOKENIZE}')",
+        "CREATE VIRTUAL TABLE scratch USING fts5(text, tokenize = '{tokenize}')",
         "CREATE VIRTUAL TABLE scratch_tokens USING fts5vocab(scratch, 'instance')",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, tokenize: str = TOKENIZE) -> None:
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         for sql in self._CREATE:
-            self._conn.execute(sql)
+            self._conn.execute(sql.format(tokenize=tokenize))
         self._lock = threading.Lock()
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
@@ -81,14 +86,13 @@ class Tokenizer:
         return [tuple(t) for t in out]
 
 
-_shared: Tokenizer | None = None
+_shared: dict[str, Tokenizer] = {}
 _shared_lock = threading.Lock()
 
 
-def tokenizer() -> Tokenizer:
-    """The process-wide tokenizer (created on first use)."""
-    global _shared
+def tokenizer(tokenize: str = TOKENIZE) -> Tokenizer:
+    """The process-wide tokenizer for `tokenize` (created on first use)."""
     with _shared_lock:
-        if _shared is None:
-            _shared = Tokenizer()
-        return _shared
+        if tokenize not in _shared:
+            _shared[tokenize] = Tokenizer(tokenize)
+        return _shared[tokenize]

@@ -12,13 +12,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidArgument
 from ..ids import Clock
 from .gate import judge
 from .query import parse_query
 from .recall import recall
 from .results import ChatSearch, EntryHit
 from .retrieve import Candidate, Filters, contains, hits, recent, retrieve
-from .terms import Vocabulary, choose_terms
+from .terms import Vocabulary, choose_terms, exclusions
 
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
 
@@ -51,8 +52,10 @@ class SearchMixin:
         """Entries of this one session matching `query`, best first.
 
         Raises UnknownSession or SessionQuarantined like every read; an ended
-        or archived session is searched like any other.
+        or archived session is searched like any other. `limit` must be at
+        least 1 (InvalidArgument otherwise).
         """
+        _check_limit(limit)
         with self._reading() as conn:
             self._readable(session_id)
             return recall(conn, session_id, query, limit)
@@ -67,8 +70,10 @@ class SearchMixin:
         """Top-level chats matching `query`, best first, and whether the index is sure.
 
         Time phrases resolve against `now` (default: the store's clock);
-        `harness` restricts the chats to one harness, as a harness word does.
+        `harness` restricts the chats to one harness, as a harness word does;
+        `limit` must be at least 1 (InvalidArgument otherwise).
         """
+        _check_limit(limit)
         moment = now or self._clock()
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
@@ -82,6 +87,12 @@ class SearchMixin:
         return found
 
 
+def _check_limit(limit: int) -> None:
+    # bool is an int: `limit=True` is a caller's mistake, not "one hit".
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidArgument("limit", f"must be a whole number of at least 1, got {limit!r}")
+
+
 def _find(
     conn: sqlite3.Connection,
     query: str,
@@ -92,8 +103,10 @@ def _find(
 ) -> ChatSearch:
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
-    filters = Filters(parsed.window, frozenset(wanted))
-    choice = choose_terms(Vocabulary(conn), parsed.phrases, parsed.words)
+    vocab = Vocabulary(conn)
+    excluded = exclusions(vocab, parsed.excluded)
+    filters = Filters(parsed.window, frozenset(wanted), excluded)
+    choice = choose_terms(vocab, parsed.phrases, parsed.words)
     mode = "none"
     outside: list[Candidate] = []
     if choice.kept:
@@ -102,9 +115,9 @@ def _find(
             # The words may date the events talked about, not the chat
             # ("what did she attend recently?"): retry once without the window.
             outside, _ = retrieve(
-                conn, choice.kept, Filters(None, filters.harnesses), now, shown=limit
+                conn, choice.kept, Filters(None, filters.harnesses, excluded), now, shown=limit
             )
-    elif not choice.unknown and (filters.window or filters.harnesses):
+    elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
         chats = recent(conn, filters)
     else:
         chats = []
@@ -123,7 +136,7 @@ def _find(
         confident=confident,
         reason=reason,
         detail=detail,
-        hits=tuple(shown[: max(limit, 0)]),
+        hits=tuple(shown[:limit]),
         terms=tuple(t.label for t in choice.kept),
         unknown_terms=choice.unknown,
         prefix_terms=choice.prefixed,
@@ -131,5 +144,6 @@ def _find(
         window=parsed.window,
         harness=tuple(sorted(wanted)),
         mode=mode,
-        outside_window=tuple(hits(conn, outside[: max(limit, 0)], choice.kept)),
+        outside_window=tuple(hits(conn, outside[:limit], choice.kept)),
+        excluded_terms=parsed.excluded,
     )

@@ -1,8 +1,9 @@
 """T0: what a typed query asks for, before the index is consulted.
 
 Quoted text becomes a phrase, time phrases become a window against an injected
-`now`, harness words known to the store become a filter, stopwords go; what is
-left are the words T1 ranks by document frequency. Pure functions, no I/O.
+`now`, `-word` excludes chats holding the word, harness words known to the
+store become a filter, stopwords go; what is left are the words T1 ranks by
+document frequency. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class ParsedQuery:
     stopwords: tuple[str, ...]  # typed stopwords that were dropped
     window: TimeWindow | None
     harnesses: tuple[str, ...]  # harness words found in the query
+    excluded: tuple[str, ...] = ()  # `-word`s: chats holding one are left out
 
 
 def _iso(moment: datetime) -> str:
@@ -103,23 +105,39 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
-_UNIT = r"(day|week|month)s?"
+_UNIT = r"(hour|day|week|month)s?"
 _N = r"(\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _FEWN = "(" + "|".join(_FEW) + ")"
+_STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}
+_HALF_MONTH = timedelta(days=15)
 
 
 def _ago(now: datetime, unit: str, low: int, high: int) -> tuple[datetime, datetime]:
-    """[now - (high+1) units, now - (low-1) units]: "3 days ago" is [now-4d, now-2d]."""
+    """Around `low`..`high` units before `now`: one unit either side for hours and
+    days ("3 days ago" is [now-4d, now-2d], as the original), half a unit for
+    weeks and months, so "a week ago" is [now-10.5d, now-3.5d] and never today."""
     if unit == "month":
-        return _add_months(now, -(high + 1)), _add_months(now, -(low - 1))
-    step = timedelta(days=7 if unit == "week" else 1)
-    return now - (high + 1) * step, now - (low - 1) * step
+        return _add_months(now, -high) - _HALF_MONTH, _add_months(now, -low) + _HALF_MONTH
+    step = _STEP[unit]
+    margin = 0.5 if unit == "week" else 1.0
+    return now - (high + margin) * step, now - (low - margin) * step
 
 
 def _span_back(now: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
     if unit == "month":
         return _add_months(now, -n), now
-    return now - n * timedelta(days=7 if unit == "week" else 1), now
+    if unit == "year":
+        return _add_months(now, -12 * n), now
+    return now - n * _STEP[unit], now
+
+
+def _first_of_month(now: datetime) -> datetime:
+    return _midnight(now).replace(day=1)
+
+
+def _monday(now: datetime) -> datetime:
+    """00:00 on the Monday of `now`'s calendar week, in `now`'s time zone."""
+    return _midnight(now) - timedelta(days=now.weekday())
 
 
 def _weekday(now: datetime, name: str) -> tuple[datetime, datetime]:
@@ -143,15 +161,36 @@ def _month(
     return start, _add_months(start, 1)
 
 
+def _day(now: datetime, m: re.Match[str]) -> datetime:
+    """00:00 of the ISO date in `m` (groups 2-4), in `now`'s time zone."""
+    return now.replace(
+        year=int(m[2]), month=int(m[3]), day=int(m[4]), hour=0, minute=0, second=0, microsecond=0
+    )
+
+
+def _date(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
+    day = _day(now, m)
+    return (day, now) if m[1] == "since" else (day, day + _DAY)
+
+
+def _year(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
+    start = _midnight(now).replace(year=int(m[1]), month=1, day=1)
+    return start, start.replace(year=start.year + 1)
+
+
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], tuple[datetime, datetime]]]
 
 
 def _rule(pattern: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w'])" + pattern + r"(?![\w'])")
+    return re.compile(r"(?<![\w'-])" + pattern + r"(?![\w'-])")
 
 
 _DAY = timedelta(days=1)
+_ONE_UNIT = r"(hour|day|week|month|year)"
+# Earlier rules win where phrases overlap ("in the last week" before "last week").
 RULES: tuple[Rule, ...] = (
+    (_rule(r"(?:(on|since) )?(\d{4})-(\d{2})-(\d{2})"), _date),
+    (_rule(r"(?:in|during|back in) (\d{4})"), _year),
     (_rule(r"(?:in the |within the )?(?:last|past) " + _N + " " + _UNIT),
      lambda m, now: _span_back(now, m[2], _count(m[1]))),
     (_rule(_N + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], *[_count(m[1])] * 2)),
@@ -162,11 +201,16 @@ RULES: tuple[Rule, ...] = (
     (_rule(r"yesterday|last night"), lambda m, now: (_midnight(now) - _DAY, _midnight(now))),
     (_rule(r"(?:earlier )?today|this (?:morning|afternoon|evening)|tonight"),
      lambda m, now: (_midnight(now), now)),
-    (_rule(r"(?:this|the past) week"), lambda m, now: (now - 7 * _DAY, now)),
-    (_rule(r"last week"), lambda m, now: (now - 14 * _DAY, now)),
+    # Rolling spans: "the past week" is the last 7 days, whatever the weekday.
+    (_rule(r"(?:(?:in|within|over|during) )?the (?:last|past) " + _ONE_UNIT
+           + r"|past " + _ONE_UNIT),
+     lambda m, now: _span_back(now, m[1] or m[2], 1)),
+    # Calendar spans, in the clock's time zone: weeks start on Monday.
+    (_rule(r"this week"), lambda m, now: (_monday(now), now)),
+    (_rule(r"last week"), lambda m, now: (_monday(now) - 7 * _DAY, _monday(now))),
     (_rule(r"this month"), lambda m, now: (_midnight(now).replace(day=1), now)),
-    (_rule(r"the past month"), lambda m, now: (_add_months(now, -1), now)),
-    (_rule(r"last month"), lambda m, now: (_add_months(_midnight(now).replace(day=1), -1), now)),
+    (_rule(r"last month"),
+     lambda m, now: (_add_months(_first_of_month(now), -1), _first_of_month(now))),
     (_rule(r"this year"), lambda m, now: (_midnight(now).replace(month=1, day=1), now)),
     (_rule(r"last year"),
      lambda m, now: (_midnight(now).replace(year=now.year - 1, month=1, day=1),
@@ -177,6 +221,35 @@ RULES: tuple[Rule, ...] = (
      lambda m, now: _month(now, _MONTH_ALIASES[m[2]], int(m[3]) if m[3] else None,
                            m[1] == "last")),
 )  # fmt: skip
+
+# The grammar above in words, for `forest find --help` (tests check each line's example).
+TIME_PHRASES = """\
+Time phrases (against --now, default the store's clock, in its time zone; a
+chat counts when it was active inside the window; weeks start on Monday):
+  today, this morning, tonight                     00:00 today .. now
+  yesterday, last night                            the previous calendar day
+  the day before yesterday                         the calendar day before that
+  monday, on friday, last friday                   the latest such day before today
+  this week, this month, this year                 from its first day, 00:00 .. now
+  last week                                        the previous calendar week
+  last month, last year                            the previous calendar month, year
+  the past week, in the last month, past year      rolling: now minus one unit .. now
+  in the last 3 days, past 2 weeks, last 6 hours   rolling: now minus N units .. now
+  3 hours ago, an hour ago, 2 days ago             N units ago, give or take one unit
+  a week ago, 2 weeks ago, a month ago             N units ago, give or take half a unit
+  a few days ago, several weeks ago                2 to 5 units ago (same margins)
+  the other day                                    2 to 5 days ago, give or take a day
+  recently, lately                                 the last 14 days
+  in march, during may, last september             the latest such month that has begun
+  in march 2024, back in june 2025                 that month
+  in 2024, during 2024, back in 2019               that calendar year
+  2025-10-03, on 2025-10-03                        that calendar day
+  since 2025-10-03                                 that day, 00:00 .. now
+Units: hour, day, week, month (and plurals); N is 1-999, one..twelve, a, an or
+a couple (of). A bare number such as 2024 stays a word. The first phrase sets
+the window and every phrase is left out of the words searched; quote a phrase
+to search for it as text.
+"""
 
 
 def time_window(text: str, now: datetime) -> tuple[TimeWindow | None, str]:
@@ -221,6 +294,19 @@ def split_words(text: str) -> list[str]:
     return out
 
 
+# `-word`: a single hyphen, then a letter and at least one more word character.
+# "--force" (an option), "-v" (a flag) and "-10" (a number) stay plain words.
+_EXCLUDED = re.compile(r"(?<!\S)-(?=[^\W\d_])(\S{2,})")
+
+
+def split_exclusions(text: str) -> tuple[list[str], str]:
+    """The `-word`s of `text` (as `split_words` makes them), and the text without them."""
+    found: list[str] = []
+    for m in _EXCLUDED.finditer(text):
+        found += split_words(m[1])
+    return found, _EXCLUDED.sub(" ", text)
+
+
 def split_phrases(text: str) -> tuple[list[str], str]:
     """Quoted phrases, and the text outside them (an unmatched quote is dropped)."""
     phrases = [p.strip() for p in _QUOTED.findall(text) if p.strip()]
@@ -234,10 +320,11 @@ def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
 def parse_query(text: str, now: datetime, harnesses: Iterable[str] = ()) -> ParsedQuery:
     """T0 against the clock `now` and the harness names the store knows."""
     phrases, rest = split_phrases(text)
+    excluded, rest = split_exclusions(rest)
     window, rest = time_window(rest, now)
     known = {h.lower() for h in harnesses if h}
     words = split_words(rest)
     found = _dedupe(w for w in words if w in known)
     stop = _dedupe(w for w in words if w in STOPWORDS and w not in known)
     kept = _dedupe(w for w in words if w not in known and w not in STOPWORDS)
-    return ParsedQuery(text, _dedupe(phrases), kept, stop, window, found)
+    return ParsedQuery(text, _dedupe(phrases), kept, stop, window, found, _dedupe(excluded))

@@ -3,7 +3,9 @@
 Each term is matched within the session's rowid range without a ranking
 function (bm25 would walk the term's doclist over the whole store, ~12 ms for
 "the" at 1M entries); hits are scored by how rare their terms are within this
-chat, newest first on ties. Ended chats stay searchable like any other.
+chat, newest first on ties. Ended chats stay searchable like any other. Text
+in spaceless scripts is also looked up in the trigram index (grams.py), where
+a term matches as a substring.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..model import LEGACY_KINDS
-from . import fts
+from . import fts, grams
 from .index import SEQUENCE_MASK, SESSION_SHIFT
-from .query import STOPWORDS, split_phrases, split_words
+from .query import STOPWORDS, split_exclusions, split_phrases, split_words
 from .results import ELLIPSIS, MARK, EntryHit
-from .terms import MIN_PREFIX_LETTERS
+from .scripts import excerpt, spaceless
+from .terms import MIN_GRAM_CHARS, MIN_PREFIX_LETTERS
 
 MAX_RECALL_TERMS: Final = 8
 TERM_ROWS: Final = 5_000  # per term, newest first: enough to rank any real chat
@@ -36,6 +39,13 @@ SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 16),
 FROM session_entry_fts f
 JOIN session_entries e ON e.session_id = :sid AND e.sequence = (f.rowid & {SEQUENCE_MASK})
 WHERE session_entry_fts MATCH :expr AND f.rowid = :rowid AND f.session_id = :sid
+"""
+SESSION_HAS_GRAMS = "SELECT 1 FROM session_entry_grams WHERE rowid BETWEEN ? AND ? LIMIT 1"
+GRAM_HIT_ROW = f"""
+SELECT g.text, e.id, e.kind, e.created_at, e.sequence
+FROM session_entry_grams g
+JOIN session_entries e ON e.session_id = :sid AND e.sequence = (g.rowid & {SEQUENCE_MASK})
+WHERE g.rowid = :rowid
 """
 # From the head towards the root, stopping below the oldest hit. A parent is
 # always appended before its child, so sequences fall strictly along the way,
@@ -57,6 +67,7 @@ SELECT sequence FROM path
 def recall_terms(query: str) -> list[str]:
     """Phrases and words to look for; stopwords only when nothing else was typed."""
     phrases, rest = split_phrases(query)
+    _, rest = split_exclusions(rest)
     words = split_words(rest)
     content = [w for w in words if w not in STOPWORDS]
     texts = list(dict.fromkeys([*phrases, *(content or words)]))[: MAX_RECALL_TERMS * 4]
@@ -69,6 +80,17 @@ def _rows(conn: sqlite3.Connection, match: str, low: int) -> list[int]:
     return [r[0] for r in conn.execute(TERM_IN_SESSION, args)]
 
 
+def _matching(conn: sqlite3.Connection, text: str, low: int, has_grams: bool) -> list[int]:
+    """The session's entries holding `text` as a word, or as a substring in
+    text of a spaceless script."""
+    rows = _rows(conn, fts.quote(text), low)
+    if has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
+        seen = set(rows)
+        more = grams.in_range(conn, text, low, low + SEQUENCE_MASK, TERM_ROWS)
+        rows += [r for r in more if r not in seen]
+    return rows
+
+
 def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) -> list[EntryHit]:
     """The session's entries matching `query`, best first (the caller checked the session)."""
     texts = recall_terms(query)
@@ -76,12 +98,13 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
     if not texts or limit <= 0 or num is None:
         return []
     low = num[0] << SESSION_SHIFT
+    has_grams = conn.execute(SESSION_HAS_GRAMS, (low, low + SEQUENCE_MASK)).fetchone() is not None
     found: dict[int, set[int]] = {}
     counts: list[int] = []
     used: list[str] = []
     for i, text in enumerate(texts):
         match = fts.quote(text)
-        rows = _rows(conn, match, low)
+        rows = _matching(conn, text, low, has_grams)
         if not rows and len(text) >= MIN_PREFIX_LETTERS and " " not in text:
             match = fts.prefix(text)
             rows = _rows(conn, match, low)
@@ -90,6 +113,10 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
         counts.append(len(rows))
         for rowid in rows:
             found.setdefault(rowid, set()).add(i)
+    for text in dict.fromkeys(split_exclusions(split_phrases(query)[1])[0]):
+        # `-word`: entries holding it are left out, whatever else they match.
+        for rowid in _matching(conn, text, low, has_grams):
+            found.pop(rowid, None)
     if not found:
         return []
     size = conn.execute(SESSION_SIZE, (session_id,)).fetchone()[0] or 1
@@ -99,7 +126,8 @@ def recall(conn: sqlite3.Connection, session_id: str, query: str, limit: int) ->
     pool = every or list(found)
     best = sorted(pool, key=lambda r: (sum(idf[i] for i in found[r]), r), reverse=True)[:limit]
     scores = {r: sum(idf[i] for i in found[r]) for r in best}
-    return _hits(conn, session_id, best, scores, fts.any_of(used))
+    needles = texts if has_grams else None
+    return _hits(conn, session_id, best, scores, fts.any_of(used), needles=needles)
 
 
 def _hits(
@@ -108,9 +136,16 @@ def _hits(
     rowids: Sequence[int],
     scores: dict[int, float],
     expr: str,
+    needles: Sequence[str] | None = None,
 ) -> list[EntryHit]:
     rows = []
     for rowid in rowids:
+        if needles is not None:
+            # Trigram rows are excerpted by characters (scripts.excerpt).
+            gram = conn.execute(GRAM_HIT_ROW, {"sid": session_id, "rowid": rowid}).fetchone()
+            if gram is not None:
+                rows.append((rowid, (excerpt(gram[0], needles), *gram[1:])))
+                continue
         row = conn.execute(HIT_ROW, {"sid": session_id, "expr": expr, "rowid": rowid}).fetchone()
         if row is not None:
             rows.append((rowid, row))

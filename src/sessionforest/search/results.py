@@ -114,6 +114,8 @@ class ChatSearch:
     # When the time window left no chat: what matches with the window dropped
     # (one retry). `hits` stays empty and the gate is never confident.
     outside_window: tuple[ChatHit, ...] = ()
+    # `-word`s: no chat holding one (in an entry or its digest) is listed.
+    excluded_terms: tuple[str, ...] = ()
 
     @property
     def top(self) -> ChatHit | None:
@@ -134,4 +136,5 @@ class ChatSearch:
             "harness": list(self.harness),
             "mode": self.mode,
             "outside_window": [hit.to_json() for hit in self.outside_window],
+            "excluded_terms": list(self.excluded_terms),
         }

@@ -22,7 +22,7 @@ from typing import Any, Final
 import orjson
 
 from ..ids import parse_iso
-from . import fts
+from . import fts, grams
 from .index import SEQUENCE_MASK, SESSION_SHIFT
 from .query import TimeWindow
 from .results import ELLIPSIS, MARK, ChatHit
@@ -83,6 +83,7 @@ ENTRY_PROBE = (
     "AND rowid BETWEEN ? AND ? LIMIT 1"
 )
 ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
+DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
 CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
 ENTRY_SNIPPET = (
@@ -99,6 +100,7 @@ DIGEST_SNIPPET = (
 class Filters:
     window: TimeWindow | None
     harnesses: frozenset[str]  # lower-case; empty: any harness
+    excluded: tuple[Term, ...] = ()  # `-word`s: chats holding any are left out
 
 
 @dataclass(slots=True)
@@ -157,7 +159,31 @@ def _passes(chat: Candidate, filters: Filters) -> bool:
 def _load(conn: sqlite3.Connection, nums: Iterable[int], filters: Filters) -> dict[int, Candidate]:
     wanted = orjson.dumps(sorted(set(nums))).decode()
     chats = (_chat(row) for row in conn.execute(CHATS_BY_NUM, (wanted,)))
-    return {c.num: c for c in chats if _passes(c, filters)}
+    kept = {c.num: c for c in chats if _passes(c, filters)}
+    return _without_excluded(conn, kept, filters.excluded)
+
+
+def _without_excluded(
+    conn: sqlite3.Connection, chats: dict[int, Candidate], excluded: Sequence[Term]
+) -> dict[int, Candidate]:
+    """`chats` less those holding an excluded term in any entry or their digest.
+
+    A term cheap enough to read is read once (its chats, from both lists);
+    a common one is probed chat by chat instead.
+    """
+    for term in excluded:
+        if not chats:
+            break
+        gram_digests = term.grams.digest_df if term.grams is not None else 0
+        if term.entries + term.digest_df + gram_digests > EVIDENCE_BUDGET:
+            chats = {n: c for n, c in chats.items() if not contains(conn, c, term)}
+            continue
+        holding = {r >> SESSION_SHIFT for r in _term_rows(conn, term, EVIDENCE_BUDGET)}
+        holding.update(r[0] for r in conn.execute(DIGEST_ROWIDS, (term.match(), EVIDENCE_BUDGET)))
+        if term.grams is not None:
+            holding.update(grams.digests(conn, [term], False, EVIDENCE_BUDGET))
+        chats = {n: c for n, c in chats.items() if n not in holding}
+    return chats
 
 
 def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
@@ -176,6 +202,27 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
     if total > RANK_BUDGET:
         return fts.any_of(t.match() for t in terms), False
     return fts.any_of(t.match() for t in chosen), True
+
+
+def _term_rows(conn: sqlite3.Connection, term: Term, limit: int) -> set[int]:
+    """Every entry matching `term` in either index (up to `limit` from each)."""
+    rows: set[int] = set()
+    if term.entry_df:
+        rows.update(r[0] for r in conn.execute(ENTRY_ROWIDS, (term.match(), limit)))
+    if term.grams is not None and term.grams.entry_df:
+        rows.update(grams.entries(conn, [term], False, limit, RANK_BUDGET))
+    return rows
+
+
+def _after(first: list[int], more: Iterable[int]) -> list[int]:
+    """`first`, then the rows of `more` that it lacks."""
+    seen = set(first)
+    out = list(first)
+    for row in more:
+        if row not in seen:
+            seen.add(row)
+            out.append(row)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,19 +246,19 @@ def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
     covered: dict[int, set[int]] = {}
     counted: set[int] = set()
     total = 0
-    order = sorted(range(len(terms)), key=lambda i: terms[i].entry_df)
+    order = sorted(range(len(terms)), key=lambda i: terms[i].entries)
     chats = 0
     for i in order:
         term = terms[i]
-        if not term.entry_df:
+        if not term.entries:
             continue
-        if total + term.entry_df > EVIDENCE_BUDGET:
+        if total + term.entries > EVIDENCE_BUDGET:
             break
-        total += term.entry_df
+        total += term.entries
         if not chats:
             chats = int(conn.execute(CHAT_COUNT).fetchone()[0]) or 1
         counts: dict[int, int] = {}
-        for (rowid,) in conn.execute(ENTRY_ROWIDS, (term.match(), EVIDENCE_BUDGET)):
+        for rowid in _term_rows(conn, term, EVIDENCE_BUDGET):
             num = rowid >> SESSION_SHIFT
             counts[num] = counts.get(num, 0) + 1
         counted.add(i)
@@ -239,6 +286,10 @@ def _collect(
     digest = [
         r[0] for r in conn.execute(DIGEST_RANKED, (combine(t.match() for t in terms), DIGEST_ROWS))
     ]
+    if grams.used(terms):
+        # Word matches first, then substrings in text of spaceless scripts.
+        rows = _after(rows, grams.entries(conn, terms, conjunctive, ENTRY_ROWS, RANK_BUDGET))
+        digest = _after(digest, grams.digests(conn, terms, conjunctive, DIGEST_ROWS))
     nums = [r >> SESSION_SHIFT for r in rows] + digest
     if not conjunctive:
         # After an OR, chats whose entries together hold the most evidence join too.
@@ -281,9 +332,13 @@ def contains(conn: sqlite3.Connection, chat: Candidate, term: Term) -> bool:
     """Whether any entry of the chat, or its digest, matches `term`."""
     low = chat.num << SESSION_SHIFT
     match = term.match()
-    return bool(
+    if (
         conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone()
         or conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
+    ):
+        return True
+    return term.grams is not None and grams.contains(
+        conn, term.grams, chat.num, SESSION_SHIFT, SEQUENCE_MASK
     )
 
 
@@ -313,13 +368,25 @@ def _base_score(chat: Candidate, now: datetime) -> float:
     return score
 
 
-def _snippet(conn: sqlite3.Connection, chat: Candidate, expr: str) -> str:
+def _snippet(
+    conn: sqlite3.Connection, chat: Candidate, expr: str, needles: Sequence[str] | None
+) -> str:
+    """FTS5's snippet of the best entry (or digest); `needles`, when the query
+    uses the trigram index, mark an excerpt of a row from there instead."""
     if chat.best_rowid is not None:
+        if needles is not None:
+            found = grams.entry_excerpt(conn, chat.best_rowid, needles)
+            if found is not None:
+                return found
         row = conn.execute(ENTRY_SNIPPET, (expr, chat.best_rowid)).fetchone()
         if row:
             return str(row[0])
     row = conn.execute(DIGEST_SNIPPET, (expr, chat.num)).fetchone()
-    return str(row[0]) if row else ""
+    if row:
+        return str(row[0])
+    if needles is not None:
+        return grams.digest_excerpt(conn, chat.num, needles) or ""
+    return ""
 
 
 def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
@@ -376,11 +443,13 @@ def hits(
 ) -> list[ChatHit]:
     """Chat hits with snippets (one snippet query per returned chat)."""
     expr = fts.any_of(t.match() for t in terms)
-    return [_hit(c, terms, _snippet(conn, c, expr) if terms else "") for c in chats]
+    needles = [t.text for t in terms] if grams.used(terms) else None
+    return [_hit(c, terms, _snippet(conn, c, expr, needles) if terms else "") for c in chats]
 
 
 def recent(conn: sqlite3.Connection, filters: Filters) -> list[Candidate]:
     """With nothing to match: the chats the filters allow, latest activity first."""
-    chats = [c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)]
+    kept = {c.num: c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)}
+    chats = list(_without_excluded(conn, kept, filters.excluded).values())
     chats.sort(key=lambda c: (_stamp(c), c.num), reverse=True)
     return chats

@@ -27,7 +27,7 @@ from ...errors import (
 )
 from ...kinds import validate_payload
 from ...model import SessionInfo, SessionVisibility, Visibility
-from ...search import index
+from ...search import large
 
 if TYPE_CHECKING:
     from ...io.common import Progress
@@ -168,7 +168,7 @@ class ChatWriter:
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
         body = orjson.dumps(payload).decode()
-        text = index.entry_text(kind, payload) if index.is_large(body) else None
+        text = large.entry_text(kind, payload) if large.is_large(body) else None
         row = _Row(entry_id, parent, kind, body, vis, created_at, line, source, text)
         queued = self._batch.get(entry_id)
         if queued is not None:
@@ -254,7 +254,7 @@ class ChatWriter:
                 fresh.append((row.id, sid, row.parent, self._next, *row[2:6]))
                 if row.text is not None:
                     self._insert(fresh)
-                    index.index_large(self._conn, sid, self._next, row.kind, row.text)
+                    large.index_large(self._conn, sid, self._next, row.kind, row.text)
                 self._next += 1
             elif old[6] != sid:
                 subject = row.source or "a record"
@@ -312,7 +312,7 @@ class ChatWriter:
 
 class _Row(NamedTuple):
     """One queued entry: its columns, the source line and record, and (large payloads
-    only) its searchable text for `index.index_large`."""
+    only) its searchable text for `large.index_large`."""
 
     id: str
     parent: str | None

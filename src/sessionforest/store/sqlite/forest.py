@@ -34,7 +34,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...gitstamp import Divergence, Stamper, compare
-from ...ids import Clock, id_problem, iso, line_problem, new_id, utc_now
+from ...ids import Clock, id_problem, iso, new_id, utc_now
 from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
@@ -47,10 +47,11 @@ from ...model import (
     Snapshot,
     Visibility,
 )
-from ...search import index
+from ...search import large
 from ...search.mixin import SearchMixin
 from . import integrity, migrations
 from .bulk import BulkMixin
+from .refs import RefsMixin, suggesting
 from .trees import TreesMixin
 
 
@@ -135,6 +136,14 @@ SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
+SESSION_ORDERS = {
+    # rowid order is creation order, even within one millisecond.
+    "created": " ORDER BY s.rowid",
+    # Latest activity first (the head's last move, else creation), as the
+    # `updated_at` a listing shows; newer sessions first on a tie.
+    "updated": " ORDER BY COALESCE(h.updated_at, s.created_at) DESC, s.rowid DESC",
+}
+
 
 def default_path() -> Path:
     """`FOREST_DB` if set, else `forest.db` in the user data directory."""
@@ -216,7 +225,7 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest(TreesMixin, SearchMixin, BulkMixin):
+class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
@@ -315,9 +324,6 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             raise InvalidArgument("session visibility", f"{visibility!r}")
         if session_id and (why := id_problem(session_id)) is not None:
             raise InvalidArgument("session id", f"{session_id!r} {why}")
-        for name, text in (("title", title), ("harness", harness)):
-            if (why := line_problem(text)) is not None:
-                raise InvalidArgument(name, f"{text!r} {why}")
         sid = session_id or new_id()
         with self._write() as conn:
             conn.execute(
@@ -337,13 +343,19 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
     def session(self, session_id: str) -> SessionInfo:
         row = self._conn.execute(SESSION_ROW + " WHERE s.id = ?", (session_id,)).fetchone()
         if row is None:
-            raise UnknownSession(session_id)
+            raise self.unknown_session(session_id)
         return SessionInfo(*row)
 
-    def sessions(self, *, include_hidden: bool = True) -> list[SessionInfo]:
+    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only).
+
+        `order="created"` lists them oldest first; `"updated"` puts the latest
+        activity (the `updated_at` each carries) first, as a sidebar does.
+        """
+        if order not in SESSION_ORDERS:
+            raise InvalidArgument("order", f"expected created or updated; got {order!r}")
         where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
-        # rowid order is creation order, even within one millisecond.
-        rows = self._conn.execute(SESSION_ROW + where + " ORDER BY s.rowid")
+        rows = self._conn.execute(SESSION_ROW + where + SESSION_ORDERS[order])
         return [SessionInfo(*row) for row in rows]
 
     def set_status(self, session_id: str, status: str) -> None:
@@ -353,13 +365,13 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             if not conn.execute(
                 "UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)
             ).rowcount:
-                raise UnknownSession(session_id)
+                raise self.unknown_session(session_id)
 
     def _readable(self, session_id: str) -> str | None:
         """The session's head; raises if the session is unknown or quarantined."""
         row = self._conn.execute(HEAD_STATE, (session_id,)).fetchone()
         if row is None:
-            raise UnknownSession(session_id)
+            raise self.unknown_session(session_id)
         if row[0] is not None:
             raise SessionQuarantined(session_id, row[0])
         return row[1]  # type: ignore[no-any-return]
@@ -409,15 +421,19 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
             )
-            if index.is_large(body):
-                index.index_large(conn, session_id, sequence, kind, index.entry_text(kind, payload))
+            if large.is_large(body):
+                large.index_large(conn, session_id, sequence, kind, large.entry_text(kind, payload))
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             conn.execute("ROLLBACK")
+            # Suggestions are looked for only now, with the write lock released.
+            if isinstance(exc, UnknownSession | UnknownEntry):
+                raise self._with_suggestions(exc) from None
             raise
         return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
 
+    @suggesting
     def append_many(
         self,
         session_id: str,
@@ -448,9 +464,9 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                     INSERT_ENTRY,
                     (entry_id, session_id, parent, sequence, 2, kind, body, vis, now, stamp_text),
                 )
-                if index.is_large(body):
-                    text = index.entry_text(kind, payload)
-                    index.index_large(conn, session_id, sequence, kind, text)
+                if large.is_large(body):
+                    text = large.entry_text(kind, payload)
+                    large.index_large(conn, session_id, sequence, kind, text)
                 entries.append(
                     Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, now, stamp)
                 )
@@ -528,7 +544,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                 "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
             ).fetchone()
             if owner is None:
-                raise UnknownEntry(entry_id, session_id)
+                raise self.unknown_entry(session_id, entry_id)
             if owner[0] != session_id:
                 raise ForeignEntry(entry_id, session_id, owner[0])
             if expect_head is not UNSET and head != expect_head:
@@ -565,7 +581,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE id = ?", (entry_id,)
         ).fetchone()
         if row is None:
-            raise UnknownEntry(entry_id, session_id)
+            raise self.unknown_entry(session_id, entry_id)
         if row[1] != session_id:
             raise ForeignEntry(entry_id, session_id, row[1])
         return _entry(row)

@@ -282,13 +282,24 @@ def session_sources(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def session_gram_index(conn: sqlite3.Connection) -> None:
+    # A trigram index beside the word index, for text in scripts written
+    # without spaces (Chinese, Japanese, Korean, Thai, ...): only rows holding
+    # such text, filled from the word index, kept in sync by triggers
+    # (search/gram_index.py).
+    from ...search import gram_index
+
+    gram_index.create(conn)
+
+
+@migration
 def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
     # The index triggers skip payloads over 1 MiB, which their writers index
-    # from Python (search/index.py, index_large): SQLite's JSON functions held
-    # some thirty copies of a 60 MB message at once, 1.9 GB for one insert.
-    from ...search import index
+    # from Python (search/large.py): SQLite's JSON functions held some thirty
+    # copies of a 60 MB message at once, 1.9 GB for one insert.
+    from ...search import large
 
-    _run(conn, *index.SMALL_PAYLOAD_TRIGGERS)
+    _run(conn, *large.SMALL_PAYLOAD_TRIGGERS)
 
 
 def schema_version() -> int:
