@@ -163,9 +163,7 @@ class Lines:
                 raise StopIteration
             self.number += 1
             self._advance(len(raw))
-            if self.number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
-            if len(raw) > self._limit:
+            if len(raw) > self._limit:  # (a BOM counts: the test must see what was read)
                 while not raw.endswith(b"\n"):
                     raw = self._handle.readline(self.STEP)
                     self._advance(len(raw))
@@ -174,6 +172,8 @@ class Lines:
                 self.partial = not raw.endswith(b"\n")
                 return self.number, TOO_LONG
             self.partial = not raw.endswith(b"\n")
+            if self.number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
             raw = raw.strip()
             if raw:
                 return self.number, raw
