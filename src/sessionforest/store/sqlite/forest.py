@@ -481,7 +481,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         if not os.path.isdir(cwd):
             return Divergence("unknown", reason=f"directory {cwd} does not exist", stamp=stamp)
         current = self._stamper.stamp(cwd)
-        why = "" if current is not None else f"{cwd} is not a git repository"
+        why = "" if current is not None else self._stamper.refusal(cwd)
         return compare(stamp, current, why)
 
     def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
