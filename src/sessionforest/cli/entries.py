@@ -199,11 +199,12 @@ def print_log(forest: Forest, session: str) -> None:
 def log(state: State, session: str, as_json: bool) -> None:
     """Show the active path from the root to the head."""
     if as_json:
-        path = state.forest.active_path(session)
-        marks = divergence_marks(state.forest, session, path)
+        forest = state.reader
+        path = forest.active_path(session)
+        marks = divergence_marks(forest, session, path)
         emit_json([{**e.to_json(), "diverged": e.id in marks} for e in path])
     else:
-        print_log(state.forest, session)
+        print_log(state.reader, session)
 
 
 def draw_tree(forest: Forest, session: str) -> None:
@@ -257,9 +258,9 @@ def tree_json(forest: Forest, session: str) -> dict[str, Any]:
 def tree(state: State, session: str, as_json: bool) -> None:
     """Draw the whole tree: every branch, the active one marked with '*'."""
     if as_json:
-        emit_json(tree_json(state.forest, session))
+        emit_json(tree_json(state.reader, session))
     else:
-        draw_tree(state.forest, session)
+        draw_tree(state.reader, session)
 
 
 @click.command()
@@ -268,7 +269,7 @@ def tree(state: State, session: str, as_json: bool) -> None:
 @pass_state
 def tips(state: State, session: str, as_json: bool) -> None:
     """List the tip of every branch (entries without children)."""
-    forest = state.forest
+    forest = state.reader
     found = forest.tips(session)
     head = forest.head(session)
     if as_json:

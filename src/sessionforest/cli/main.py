@@ -6,7 +6,6 @@ stderr and an exit code from `EXIT_CODES`, here and nowhere else.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +21,6 @@ from .common import State
 EXIT_CODES: dict[type[BaseException], int] = {
     ForestError: 1,
     click.ClickException: 1,
-    sqlite3.Error: 1,  # the environment: a locked, read-only or full database
     click.UsageError: 2,
     UnknownSession: 3,
     UnknownEntry: 3,
@@ -46,8 +44,6 @@ def _message(exc: BaseException) -> str:
         return text
     if isinstance(exc, click.ClickException):
         return exc.format_message()
-    if isinstance(exc, sqlite3.Error):
-        return f"database error: {exc}"
     return str(exc)
 
 
@@ -55,7 +51,7 @@ def _message(exc: BaseException) -> str:
 def _converted() -> Iterator[None]:
     try:
         yield
-    except (ForestError, click.ClickException, sqlite3.Error) as exc:
+    except (ForestError, click.ClickException) as exc:
         # Flattened: a message is one line even if some day one has a newline.
         click.echo("error: " + " ".join(_message(exc).split()), err=True)
         # Exit, not a ClickException: click's main exits with it and prints nothing more.
@@ -104,6 +100,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
 
 cli.add_command(sessions.new)
 cli.add_command(sessions.sessions)
+cli.add_command(sessions.bind)
 cli.add_command(entries.append)
 cli.add_command(entries.seek)
 cli.add_command(entries.checkpoint)
@@ -115,6 +112,7 @@ cli.add_command(status.status)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(admin.check)
+cli.add_command(admin.migrate)
 cli.add_command(admin.demo)
 for command in (search.recall, search.find, search.end, search.archive):
     cli.add_command(command)

@@ -33,7 +33,7 @@ def _moment(value: str | None) -> datetime | None:
 @pass_state
 def recall(state: State, session: str, query: str, limit: int, as_json: bool) -> None:
     """Search the entries of SESSION only (ended chats included)."""
-    hits = state.forest.search_session_entries(session, query, limit=limit)
+    hits = state.reader.search_session_entries(session, query, limit=limit)
     if as_json:
         emit_json({"session_id": session, "query": query, "hits": [h.to_json() for h in hits]})
     else:
@@ -56,7 +56,7 @@ def find(
     as_json: bool,
 ) -> None:
     """Find the chat QUERY describes: words, "phrases", a time ("last week"), a harness."""
-    result = state.forest.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
+    result = state.reader.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
     if as_json:
         emit_json(result.to_json())
     else:

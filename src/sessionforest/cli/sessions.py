@@ -1,4 +1,5 @@
-"""Session commands: `forest new` creates a session, `forest sessions` lists them.
+"""Session commands: `forest new` creates a session, `forest sessions` lists them,
+`forest bind` gives one a directory to stamp.
 
 The listing is plain aligned columns rather than a rich table: rich cuts ids
 (the thing users copy) to fit the terminal, and a pipe gets no box drawing.
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import InvalidArgument
 from ..model import SessionInfo
 from .common import State, emit_json, json_option, pass_state
 
@@ -46,7 +48,7 @@ def plain_table(infos: Sequence[SessionInfo]) -> list[str]:
 @pass_state
 def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool) -> None:
     """Create an empty session and print its id."""
-    sid = state.forest.create_session(title, harness, cwd)
+    sid = state.creator.create_session(title, harness, cwd)
     if as_json:
         emit_json({"id": sid})
     else:
@@ -59,7 +61,7 @@ def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool)
 @pass_state
 def sessions(state: State, show_all: bool, as_json: bool) -> None:
     """List sessions, oldest first."""
-    infos = state.forest.sessions(include_hidden=show_all)
+    infos = state.reader.sessions(include_hidden=show_all)
     if as_json:
         emit_json([info.to_json() for info in infos])
     elif not infos:
@@ -71,3 +73,35 @@ def sessions(state: State, show_all: bool, as_json: bool) -> None:
         click.echo(click.style(header, bold=True))  # plain when piped: click strips styles
         for line in rows:
             click.echo(line)
+
+
+@click.command()
+@click.argument("session")
+@click.argument(
+    "directory",
+    required=False,
+    type=click.Path(file_okay=False, resolve_path=True, path_type=Path),
+)
+@json_option
+@pass_state
+def bind(state: State, session: str, directory: Path | None, as_json: bool) -> None:
+    """Bind SESSION to DIRECTORY (default: where an imported chat was recorded).
+
+    Appends to a bound session are stamped with that directory's git state
+    and `forest status` compares against it. Imported chats start unbound:
+    git never runs in a directory a transcript names until you bind it. A
+    bound directory never changes.
+    """
+    forest = state.forest
+    if directory is None:
+        origin = forest.session(session).origin_cwd
+        if origin is None:
+            raise InvalidArgument(
+                "directory", f"session {session} records no directory of its own; name one"
+            )
+        directory = Path(origin)
+    info = forest.bind(session, directory)
+    if as_json:
+        emit_json(info.to_json())
+    else:
+        click.echo(f"{session} bound to {info.cwd}")

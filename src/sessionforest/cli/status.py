@@ -19,7 +19,7 @@ from .common import State, emit_json, json_option, pass_state, resolve_entry
 @pass_state
 def status(state: State, session: str, entry_ref: str | None, as_json: bool) -> None:
     """Say whether SESSION's conversation and its worktree have diverged."""
-    forest = state.forest
+    forest = state.reader
     entry = resolve_entry(forest, session, entry_ref) if entry_ref else None
     snapshot = forest.snapshot(session, entry)
     found = snapshot.divergence
@@ -30,7 +30,10 @@ def status(state: State, session: str, entry_ref: str | None, as_json: bool) -> 
         )
         return
     info = forest.session(session)
-    click.echo(f"session {session}  directory {info.cwd or '(none)'}")
+    directory = info.cwd or "(none)"
+    if info.cwd is None and info.origin_cwd is not None:
+        directory += f"; recorded in {info.origin_cwd} (`forest bind {session}` to use it)"
+    click.echo(f"session {session}  directory {directory}")
     click.echo(f"entry   {snapshot.selected or '(none)'}")
     line = found.state if found.state != "diverged" else f"diverged ({found.what})"
     click.echo(f"status  {line}: {found.reason}")

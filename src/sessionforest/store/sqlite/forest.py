@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
@@ -24,10 +23,11 @@ from ...errors import (
     HeadMoved,
     InvalidArgument,
     InvalidPayload,
+    SessionBound,
     SessionDamaged,
+    SessionExists,
     SessionQuarantined,
-    StoreBusy,
-    StoreUnreadable,
+    StoreReadOnly,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownSession,
@@ -48,8 +48,17 @@ from ...model import (
     Visibility,
 )
 from ...search.mixin import SearchMixin
-from . import integrity, migrations
+from . import integrity
 from .bulk import BulkMixin
+from .connection import (
+    DURABILITY,
+    converts_driver_errors,
+    default_path,
+    driver_error,
+    open_store,
+    rollback,
+    transaction,
+)
 from .trees import TreesMixin
 
 
@@ -69,15 +78,6 @@ class _Auto:
 # append(stamp=AUTO): the controller stamps entries of sessions bound to a directory.
 AUTO: Final = _Auto()
 
-DURABILITY = {
-    # WAL + NORMAL: a committed append survives any process crash (SIGKILL
-    # included); a power cut may lose the last few commits, never consistency.
-    "normal": "NORMAL",
-    # WAL + FULL: also survives power loss for every acknowledged commit, at
-    # the price of one fsync per append.
-    "full": "FULL",
-}
-
 ENTRY_COLUMNS = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
     "context_visibility, created_at, stamp"
@@ -91,7 +91,8 @@ APPEND_STATE = """
 SELECT s.quarantine,
        (SELECT active_entry_id FROM session_heads WHERE session_id = s.id),
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       (SELECT session_id FROM session_entries WHERE id = :parent)
+       (SELECT session_id FROM session_entries WHERE id = :parent),
+       s.cwd
 FROM sessions s WHERE s.id = :sid
 """
 
@@ -130,35 +131,9 @@ SESSION_ROW = """
 SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
        COALESCE(h.updated_at, s.created_at), h.active_entry_id,
        (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine,
-       s.source_format, s.source_path, s.source_id
+       s.source_format, s.source_path, s.source_id, s.origin_cwd
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
-
-
-def default_path() -> Path:
-    """`FOREST_DB` if set, else `forest.db` in the user data directory."""
-    env = os.environ.get("FOREST_DB")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("sessionforest", appauthor=False)) / "forest.db"
-
-
-def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
-    """Switch to WAL, waiting out other connections.
-
-    Changing the journal mode needs the database to itself and SQLite reports
-    SQLITE_BUSY at once rather than through the busy handler, so retry here.
-    """
-    deadline = time.monotonic() + timeout_s
-    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def _prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:
@@ -186,7 +161,7 @@ def _checked(
     """From APPEND_STATE: the parent to append below and the next sequence, or the error."""
     if state is None:
         raise UnknownSession(session_id)
-    quarantine, head, last, parent_owner = state
+    quarantine, head, last, parent_owner, _ = state
     if quarantine is not None:
         raise SessionQuarantined(session_id, quarantine)
     if expect_head is not UNSET and expect_head != head:
@@ -215,16 +190,33 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
+__all__ = ["AUTO", "DURABILITY", "UNSET", "Forest", "default_path"]
+
+
+@converts_driver_errors(exempt=("append",))
 class Forest(TreesMixin, SearchMixin, BulkMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        clock: Clock,
+        *,
+        readonly: bool = False,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self._conn = conn
         self._cursor = conn.cursor()
         self._stamper = Stamper()
-        self._cwd: dict[str, str | None] = {}  # session -> bound directory (immutable)
+        # session -> bound directory. A directory, once bound, never changes;
+        # None may become one (`bind`), which appends notice in APPEND_STATE.
+        self._cwd: dict[str, str | None] = {}
         self.path = path
+        self.readonly = readonly
         self._clock = clock
+        self._on_close = on_close
+        self.migrated: list[str] = []  # migrations this open applied
 
     # --- opening -----------------------------------------------------------------
 
@@ -233,47 +225,46 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         cls,
         path: str | os.PathLike[str] | None = None,
         *,
+        readonly: bool = False,
+        create: bool = True,
         durability: str = "normal",
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
     ) -> Forest:
-        """Open (creating and migrating if needed) the store at `path`.
+        """Open the store at `path` (None: `FOREST_DB` or the user data directory).
 
-        `path=None` uses `FOREST_DB` or the user data directory. `durability`
-        is "normal" (WAL + synchronous=NORMAL) or "full" (WAL + FULL).
+        Read-write (the default) creates the file when `create` (and, for the
+        default store only, its directory), migrates and uses WAL with
+        `durability` "normal" (synchronous=NORMAL) or "full". `readonly=True`
+        never creates, migrates or writes anything: a missing file raises
+        StoreMissing, a store needing migrations StoreOutdated. Either mode
+        refuses a database that is not a store (NotAStore), and a file that
+        cannot be written opens read-only (`forest.readonly`).
         """
         if durability not in DURABILITY:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
-        target = Path(path) if path is not None else default_path()
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves so every
-            # write is exactly one explicit IMMEDIATE transaction.
-            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            # Migrate before switching to WAL: a refused migration then leaves
-            # the file exactly as it was, journal mode included.
-            migrations.migrate(conn)
-            _enable_wal(conn, busy_timeout_ms / 1000)
-            conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreBusy(str(target), str(exc)) from exc
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, target, clock or utc_now)
+        target, opened = open_store(
+            path,
+            readonly=readonly,
+            create=create,
+            durability=durability,
+            busy_timeout_ms=busy_timeout_ms,
+        )
+        forest = cls(
+            opened.conn,
+            target,
+            clock or utc_now,
+            readonly=opened.readonly,
+            on_close=opened.close,
+        )
+        forest.migrated = opened.migrated
+        return forest
 
     def close(self) -> None:
-        self._conn.close()
+        if self._on_close is not None:
+            self._on_close()
+        else:
+            self._conn.close()
 
     def __enter__(self) -> Forest:
         return self
@@ -283,17 +274,10 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        if self.readonly:
+            raise StoreReadOnly(str(self.path), "it was opened read-only")
+        with transaction(self._conn, self.path, self.readonly):
+            yield self._conn
 
     def _now(self) -> str:
         return iso(self._clock())
@@ -314,6 +298,8 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             raise InvalidArgument("session visibility", f"{visibility!r}")
         sid = session_id or new_id()
         with self._write() as conn:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+                raise SessionExists(sid)
             conn.execute(
                 "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -348,6 +334,27 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
                 "UPDATE sessions SET status = ? WHERE id = ?", (status, session_id)
             ).rowcount:
                 raise UnknownSession(session_id)
+
+    def bind(self, session_id: str, directory: str | os.PathLike[str]) -> SessionInfo:
+        """Bind the session to `directory`: its appends are stamped with that worktree from now.
+
+        Imported chats start unbound; where they were recorded is kept as
+        `origin_cwd`, data that never makes git run. A bound directory never
+        changes (stamps must stay comparable): binding again to the same one
+        is a no-op, another one raises SessionBound. The directory must exist.
+        """
+        path = os.path.abspath(directory)
+        if not os.path.isdir(path):
+            raise InvalidArgument("directory", f"{path} does not exist or is not a directory")
+        with self._write() as conn:
+            row = conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise UnknownSession(session_id)
+            if row[0] is not None and row[0] != path:
+                raise SessionBound(session_id, row[0], path)
+            conn.execute("UPDATE sessions SET cwd = ? WHERE id = ?", (path, session_id))
+        self._cwd[session_id] = path
+        return self.session(session_id)
 
     def _readable(self, session_id: str) -> str | None:
         """The session's head; raises if the session is unknown or quarantined."""
@@ -384,9 +391,10 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         body, vis = _prepare(kind, payload, visibility)
         entry_id, now = new_id(), self._now()
         created = created_at or now
+        auto, cwd = False, None
         if isinstance(stamp, _Auto):
             # Taken before the write lock: git status must not hold up other writers.
-            cwd = self._session_cwd(session_id)
+            auto, cwd = True, self._session_cwd(session_id)
             stamp = self._stamper.stamp(cwd) if cwd is not None else None
         stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
         # Inlined transaction on one reused cursor (not self._write()): this
@@ -394,19 +402,25 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         conn = self._cursor
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise driver_error(self.path, exc, readonly=self.readonly) from exc
         try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
+            if auto and state[4] != cwd:
+                stamp = self._rebound(session_id, state[4])
+                stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
             conn.execute(
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
             )
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(self._conn)
+            raise driver_error(self.path, exc, readonly=self.readonly) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(self._conn)
             raise
         return Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, created, stamp)
 
@@ -429,11 +443,13 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         now = self._now()
         cwd = self._session_cwd(session_id)
         stamp = self._stamper.stamp(cwd) if cwd is not None else None
-        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
         entries: list[Entry] = []
         with self._write() as conn:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
+            if state[4] != cwd:
+                stamp = self._rebound(session_id, state[4])
+            stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
             for kind, payload, body, vis in prepared:
                 entry_id = new_id()
                 conn.execute(
@@ -447,11 +463,19 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             conn.execute(UPSERT_HEAD, (session_id, parent, now))
         return entries
 
-    def _session_cwd(self, session_id: str) -> str | None:
-        try:
-            return self._cwd[session_id]
-        except KeyError:
-            pass
+    def _rebound(self, session_id: str, cwd: str | None) -> dict[str, Any] | None:
+        """The session was bound (by another Forest) after we cached it as unbound.
+
+        Rare (once per bind), so the stamp is taken inside the write lock.
+        """
+        self._cwd[session_id] = cwd
+        return self._stamper.stamp(cwd) if cwd is not None else None
+
+    def _session_cwd(self, session_id: str, *, recheck: bool = False) -> str | None:
+        """The bound directory; `recheck` asks again when it was cached as unbound."""
+        found = self._cwd.get(session_id, UNSET)
+        if not isinstance(found, _Unset) and (found is not None or not recheck):
+            return found
         row = self._conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             return None  # the append itself reports the unknown session
@@ -471,11 +495,11 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
 
     def current_stamp(self, session_id: str) -> dict[str, Any] | None:
         """The stamp the worktree of the session's directory would get now (None: none)."""
-        cwd = self._session_cwd(session_id)
+        cwd = self._session_cwd(session_id, recheck=True)
         return self._stamper.stamp(cwd) if cwd is not None else None
 
     def _compare(self, session_id: str, stamp: dict[str, Any] | None) -> Divergence:
-        cwd = self._session_cwd(session_id)
+        cwd = self._session_cwd(session_id, recheck=True)
         if cwd is None:
             return Divergence("unknown", reason="session is not bound to a directory", stamp=stamp)
         if not os.path.isdir(cwd):
