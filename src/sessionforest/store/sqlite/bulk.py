@@ -282,7 +282,7 @@ class BulkMixin:
 
     _conn: sqlite3.Connection
     path: Path
-    readonly: bool
+    readonly_why: str | None
 
     if TYPE_CHECKING:
 
@@ -294,8 +294,8 @@ class BulkMixin:
     def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
         """Write one chat in one transaction; any error leaves the store as it was."""
         conn = self._conn
-        if self.readonly:
-            raise StoreReadOnly(str(self.path), "it was opened read-only")
+        if self.readonly_why is not None:
+            raise StoreReadOnly(str(self.path), self.readonly_why)
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:

@@ -58,6 +58,9 @@ PENDING_BYTE = 0x40000000
 SHARED_FIRST = PENDING_BYTE + 2
 SHARED_SIZE = 510
 
+READ_ONLY_ASKED = "it was opened read-only"
+READ_ONLY_FILE = "the file or its directory cannot be written (read-only file or filesystem)"
+
 # Bytes 18 and 19 of the file header are 2 in WAL mode (fileformat2.html).
 WAL_HEADER = b"\x02\x02"
 
@@ -78,8 +81,13 @@ def _default_target() -> tuple[Path, bool]:
     return Path(data) / "forest.db", True
 
 
-def driver_error(path: Path | str, exc: sqlite3.Error, *, readonly: bool = False) -> StoreError:
-    """The StoreError for a sqlite3 error met on the store at `path`."""
+def driver_error(
+    path: Path | str, exc: sqlite3.Error, *, readonly: str | None = None
+) -> StoreError:
+    """The StoreError for a sqlite3 error met on the store at `path`.
+
+    `readonly` says why the store was opened read-only (None: it was not).
+    """
     where, reason = str(path), str(exc)
     code: int = getattr(exc, "sqlite_errorcode", -1)
     name: str | None = getattr(exc, "sqlite_errorname", None)
@@ -87,8 +95,8 @@ def driver_error(path: Path | str, exc: sqlite3.Error, *, readonly: bool = False
     if primary == SQLITE_FULL:
         return StoreFull(where, reason, name)
     if primary == SQLITE_READONLY:
-        if readonly:
-            reason = "it was opened read-only"
+        if readonly is not None:
+            reason = readonly
         return StoreReadOnly(where, reason, name)
     if primary in (SQLITE_BUSY, SQLITE_LOCKED):
         return StoreBusy(where, reason)
@@ -98,7 +106,7 @@ def driver_error(path: Path | str, exc: sqlite3.Error, *, readonly: bool = False
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection, path: Path, readonly: bool) -> Iterator[None]:
+def transaction(conn: sqlite3.Connection, path: Path, readonly: str | None) -> Iterator[None]:
     """One BEGIN IMMEDIATE ... COMMIT; rolls back and converts any driver error."""
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -153,7 +161,7 @@ def _hold_shared(path: Path) -> int | None:
 @dataclass
 class Opened:
     conn: sqlite3.Connection
-    readonly: bool
+    readonly: str | None  # why it is read-only; None: it is not
     lock: int | None  # a descriptor to close with the connection
     migrated: list[str]
 
@@ -230,6 +238,9 @@ def open_store(
             raise StoreUnreadable(where, str(exc)) from exc
     # A file we may not write is opened read-only: reads work, writes say why not.
     as_reader = readonly or (exists and not _writable(target))
+    why = None
+    if as_reader:
+        why = READ_ONLY_ASKED if readonly else READ_ONLY_FILE
     try:
         if as_reader:
             conn, lock = _connect_readonly(target)
@@ -242,12 +253,12 @@ def open_store(
             )
     except (OSError, sqlite3.Error) as exc:
         raise StoreUnreadable(where, str(exc)) from exc
-    opened = Opened(conn, as_reader, lock, [])
+    opened = Opened(conn, why, lock, [])
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        why = migrations.not_a_store(conn, empty_ok=not as_reader)
-        if why is not None:
-            raise NotAStore(where, why)
+        foreign = migrations.not_a_store(conn, empty_ok=not as_reader)
+        if foreign is not None:
+            raise NotAStore(where, foreign)
         if as_reader:
             pending = migrations.pending(conn)
             if pending and not readonly:
@@ -262,7 +273,7 @@ def open_store(
             conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
     except sqlite3.Error as exc:
         opened.close()
-        raise driver_error(target, exc, readonly=as_reader) from exc
+        raise driver_error(target, exc, readonly=why) from exc
     except BaseException:
         opened.close()
         raise
@@ -313,7 +324,7 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
             try:
                 yield from method(self, *args, **kwargs)
             except sqlite3.Error as exc:
-                raise driver_error(self.path, exc, readonly=self.readonly) from exc
+                raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
 
         return generator
 
@@ -322,6 +333,6 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            raise driver_error(self.path, exc, readonly=self.readonly) from exc
+            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
 
     return guarded

@@ -203,7 +203,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         path: Path,
         clock: Clock,
         *,
-        readonly: bool = False,
+        readonly: str | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self._conn = conn
@@ -213,7 +213,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         # None may become one (`bind`), which appends notice in APPEND_STATE.
         self._cwd: dict[str, str | None] = {}
         self.path = path
-        self.readonly = readonly
+        self.readonly_why = readonly  # why writes are refused; None: they are not
         self._clock = clock
         self._on_close = on_close
         self.migrated: list[str] = []  # migrations this open applied
@@ -260,6 +260,11 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         forest.migrated = opened.migrated
         return forest
 
+    @property
+    def readonly(self) -> bool:
+        """Whether this Forest refuses writes (opened read-only, or the file is not writable)."""
+        return self.readonly_why is not None
+
     def close(self) -> None:
         if self._on_close is not None:
             self._on_close()
@@ -274,9 +279,9 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        if self.readonly:
-            raise StoreReadOnly(str(self.path), "it was opened read-only")
-        with transaction(self._conn, self.path, self.readonly):
+        if self.readonly_why is not None:
+            raise StoreReadOnly(str(self.path), self.readonly_why)
+        with transaction(self._conn, self.path, self.readonly_why):
             yield self._conn
 
     def _now(self) -> str:
@@ -403,7 +408,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise driver_error(self.path, exc, readonly=self.readonly) from exc
+            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
         try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
@@ -418,7 +423,7 @@ class Forest(TreesMixin, SearchMixin, BulkMixin):
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             rollback(self._conn)
-            raise driver_error(self.path, exc, readonly=self.readonly) from exc
+            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
         except BaseException:
             rollback(self._conn)
             raise
