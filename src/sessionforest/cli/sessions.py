@@ -80,7 +80,7 @@ def sessions(state: State, show_all: bool, as_json: bool) -> None:
 @click.argument(
     "directory",
     required=False,
-    type=click.Path(file_okay=False, resolve_path=True, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
 )
 @json_option
 @pass_state
