@@ -84,7 +84,11 @@ class ForestGroup(click.Group):
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite store to use (default: $FOREST_DB, else forest.db in the user data dir).",
+    help=(
+        "SQLite store to use (default: $FOREST_DB, else forest.db in the user data dir). "
+        "Read commands open it read-only and never create it; only the default store's "
+        "directory is ever created."
+    ),
 )
 @click.version_option(package_name="sessionforest", prog_name="forest")
 @click.pass_context
