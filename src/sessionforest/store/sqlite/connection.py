@@ -5,7 +5,9 @@ typed path's), refuses a database that is not a store, migrates and switches
 to WAL. A read-only open creates, migrates and writes nothing, and leaves no
 -wal/-shm behind that were not there: a WAL store with neither file is read
 `immutable` (nothing else has it open, so the main file holds everything)
-while a lock keeps other processes from checkpointing into it meanwhile.
+while a lock keeps other processes from checkpointing into it on close. (A
+writer's automatic checkpoint, after 1000 pages, is not held off: a reader
+meant to stay open while others write a lot should open read-write.)
 """
 
 from __future__ import annotations
@@ -220,22 +222,25 @@ def open_store(
     else:
         target, builtin = Path(path), False
     where = str(target)
-    exists = target.exists()
-    if exists and target.is_dir():
-        raise StoreUnreadable(where, "is a directory")
-    if not exists and (readonly or not create):
-        raise StoreMissing(where)
-    if not exists and not target.parent.is_dir():
-        if not builtin:
-            # A typo in --db must not leave directories behind.
-            raise StoreUnreadable(
-                where,
-                f"directory {target.parent} does not exist (only the default store's is made)",
-            )
-        try:
+    try:
+        exists = target.exists()
+        if exists and target.is_dir():
+            raise StoreUnreadable(where, "is a directory")
+        if not exists and (readonly or not create):
+            raise StoreMissing(where)
+        if not exists and not target.parent.is_dir():
+            if target.parent.exists():
+                raise StoreUnreadable(where, f"{target.parent} is not a directory")
+            if not builtin:
+                # A typo in --db must not leave directories behind.
+                raise StoreUnreadable(
+                    where,
+                    f"directory {target.parent} does not exist "
+                    "(only the default store's directory is created)",
+                )
             target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnreadable(where, str(exc)) from exc
+    except OSError as exc:  # e.g. a parent we may not search
+        raise StoreUnreadable(where, str(exc)) from exc
     # A file we may not write is opened read-only: reads work, writes say why not.
     as_reader = readonly or (exists and not _writable(target))
     why = None
