@@ -21,6 +21,12 @@ from sessionforest.store.sqlite import migrations
 if TYPE_CHECKING:
     from conftest import ForestCli
 
+# A store as the version before this one left it: everything up to the
+# migrations this version added (pending, in order, on such a store).
+_FIRST_NEW = [n for n, _ in migrations.MIGRATIONS].index("store_application_id")
+BEFORE_THIS_VERSION = migrations.MIGRATIONS[:_FIRST_NEW]
+NEW = [n for n, _ in migrations.MIGRATIONS[_FIRST_NEW:]]
+
 READS = [
     ["sessions"],
     ["log", "{sid}"],
@@ -119,16 +125,16 @@ def test_migrate_upgrades_what_read_commands_refuse_to(
     forest: ForestCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with monkeypatch.context() as patch:
-        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-2])
+        patch.setattr(migrations, "MIGRATIONS", BEFORE_THIS_VERSION)
         Forest.open(forest.db).close()
     before = files(forest.db.parent)
     line = forest.fail(1, "sessions")
-    assert "store_application_id, session_origin_cwd" in line
+    assert ", ".join(NEW) in line
     assert f"forest --db {forest.db} migrate" in line
     assert files(forest.db.parent) == before
     assert forest.json("migrate") == {
         "path": str(forest.db),
-        "applied": ["store_application_id", "session_origin_cwd"],
+        "applied": NEW,
     }
     assert forest.ok("migrate").strip() == f"{forest.db} is up to date"
     assert forest.json("sessions") == []

@@ -28,6 +28,12 @@ CLAUDE = Path(__file__).resolve().parents[3] / "shared" / "data" / "claude-code"
 REWIND = CLAUDE / "real_projects/-experiments-ideas/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
 MSG = {"content": [{"type": "text", "text": "hi"}]}
 
+# A store as the version before this one left it: everything up to the
+# migrations this version added (pending, in order, on such a store).
+_FIRST_NEW = [n for n, _ in migrations.MIGRATIONS].index("store_application_id")
+BEFORE_THIS_VERSION = migrations.MIGRATIONS[:_FIRST_NEW]
+NEW = [n for n, _ in migrations.MIGRATIONS[_FIRST_NEW:]]
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
@@ -163,7 +169,7 @@ def test_the_migration_moves_only_imported_sessions_cwd(
 ) -> None:
     path = tmp_path / "older.db"
     with monkeypatch.context() as patch:
-        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-2])
+        patch.setattr(migrations, "MIGRATIONS", BEFORE_THIS_VERSION)
         Forest.open(path).close()
     with closing(sqlite3.connect(path)) as conn, conn:
         # As the previous version stored them: imports put the source's cwd in cwd.

@@ -32,6 +32,12 @@ from sessionforest.store.sqlite import migrations
 V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 MSG = {"content": [{"type": "text", "text": "kept"}]}
 
+# A store as the version before this one left it: everything up to the
+# migrations this version added (pending, in order, on such a store).
+_FIRST_NEW = [n for n, _ in migrations.MIGRATIONS].index("store_application_id")
+BEFORE_THIS_VERSION = migrations.MIGRATIONS[:_FIRST_NEW]
+NEW = [n for n, _ in migrations.MIGRATIONS[_FIRST_NEW:]]
+
 
 def files(folder: Path) -> dict[str, str]:
     """Every file in `folder`: name -> sha256 (so -wal/-shm appearing shows)."""
@@ -70,7 +76,7 @@ def older_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A store as the version before this one left it: the last two migrations missing."""
     path = tmp_path / "older.db"
     with monkeypatch.context() as patch:
-        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-2])
+        patch.setattr(migrations, "MIGRATIONS", BEFORE_THIS_VERSION)
         with Forest.open(path) as forest:
             forest.create_session("old", cwd=tmp_path)
     return path
@@ -241,10 +247,10 @@ def test_a_store_from_the_previous_version_needs_the_two_new_migrations(
     before = files(older_store.parent)
     with pytest.raises(StoreOutdated) as caught:
         Forest.open(older_store, readonly=True)
-    assert caught.value.pending == ["store_application_id", "session_origin_cwd"]
+    assert caught.value.pending == NEW
     assert files(older_store.parent) == before
     with Forest.open(older_store) as forest:
-        assert forest.migrated == ["store_application_id", "session_origin_cwd"]
+        assert forest.migrated == NEW
     with Forest.open(older_store, readonly=True) as forest:
         assert [s.title for s in forest.sessions()] == ["old"]
 
