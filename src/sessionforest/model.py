@@ -258,6 +258,9 @@ class SessionInfo:
     source_format: str | None = None
     source_path: str | None = None
     source_id: str | None = None
+    # Where an imported chat was recorded: data only, never a directory git
+    # runs in until the session is bound to it (`Forest.bind`), which sets cwd.
+    origin_cwd: str | None = None
 
     @property
     def source(self) -> dict[str, str | None] | None:
@@ -271,6 +274,7 @@ class SessionInfo:
             "title": self.title,
             "harness": self.harness,
             "cwd": self.cwd,
+            "origin_cwd": self.origin_cwd,
             "status": self.status,
             "visibility": self.visibility,
             "created_at": self.created_at,

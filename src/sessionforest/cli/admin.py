@@ -1,4 +1,4 @@
-"""Store-wide commands: `forest check` (integrity) and `forest demo` (a sample forest).
+"""Store-wide commands: `forest check` (integrity), `forest migrate` and `forest demo`.
 
 `demo` never writes into the user's store: without `--db` it rebuilds a
 throwaway `demo.db` beside the default store path.
@@ -34,7 +34,8 @@ STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 @click.pass_context
 def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> None:
     """Check every session's tree; exit 1 if any problem was found."""
-    report = state.forest.check(quarantine=quarantine)
+    forest = state.forest if quarantine else state.reader
+    report = forest.check(quarantine=quarantine)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -50,6 +51,22 @@ def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> 
             click.echo(escape("quarantined: " + ", ".join(report.quarantined)))
     if not report.ok:
         ctx.exit(1)
+
+
+@click.command()
+@json_option
+@pass_state
+def migrate(state: State, as_json: bool) -> None:
+    """Upgrade an existing store to this version's schema (read commands never do)."""
+    applied = state.forest.migrated
+    if as_json:
+        emit_json({"path": str(state.forest.path), "applied": applied})
+    elif applied:
+        click.echo(f"applied {plural(len(applied), 'migration')} to {state.forest.path}:")
+        for name in applied:
+            click.echo(f"  {name}")
+    else:
+        click.echo(f"{state.forest.path} is up to date")
 
 
 def demo_path() -> Path:
@@ -80,11 +97,12 @@ def demo(state: State, demo_db: Path | None) -> None:
     target = demo_db or state.db
     if target is None:
         target = demo_path()
+        target.parent.mkdir(parents=True, exist_ok=True)  # the default store's directory
         for suffix in STORE_SUFFIXES:
             target.with_name(target.name + suffix).unlink(missing_ok=True)
     store = State(target)
     try:
-        sid = build_demo(store.forest)
+        sid = build_demo(store.creator)
         click.echo(f"Built demo session {sid} in {target}\n")
         draw_tree(store.forest, sid)
         click.echo("\nActive path (root -> head):")

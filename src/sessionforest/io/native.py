@@ -1,7 +1,7 @@
 """Native JSONL: the whole tree of one session, exactly, in a portable text file.
 
-Line 1 is a `session` header (ids, title, harness, cwd, status, visibility,
-head); every further line is one `entry` in sequence order with its id,
+Line 1 is a `session` header (ids, title, harness, cwd, origin_cwd, status,
+visibility, head); every further line is one `entry` in sequence order with its id,
 parent, kind, schema version, payload, visibility, time and stamp. Labels
 live in checkpoint entries. Import streams the file (memory stays flat),
 checks parents in the database rather than in a Python set, and is all or
@@ -51,6 +51,7 @@ def export_session(conn: sqlite3.Connection, info: SessionInfo, out: IO[str]) ->
         "title": info.title,
         "harness": info.harness,
         "cwd": info.cwd,
+        "origin_cwd": info.origin_cwd,
         "status": info.status,
         "visibility": info.visibility,
         "created_at": info.created_at,
@@ -196,13 +197,17 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
             _require(header, key, (str,), "header") for key in ("title", "harness", "created_at")
         ]
         cwd = _require(header, "cwd", (str, type(None)), "header")
+        # Absent from files written before it existed.
+        origin_cwd = header.get("origin_cwd")
+        if origin_cwd is not None and not isinstance(origin_cwd, str):
+            raise ValueError("header field 'origin_cwd' must be str/null")
     except (orjson.JSONDecodeError, ValueError) as exc:
         raise ImportRejected(name, number, str(exc)) from exc
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
         raise SessionExists(sid)
     conn.execute(
-        "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, "
+        "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             sid,
             *fields[:2],
@@ -210,6 +215,7 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
             fields[2],
             header.get("status", "active"),
             header.get("visibility", "top-level"),
+            origin_cwd,
         ),
     )
     batch: list[tuple[Any, ...]] = []

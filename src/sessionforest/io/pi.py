@@ -94,7 +94,9 @@ def _import_file(
         ids = Ids(FORMAT, header["id"])
         created = iso_time(header.get("timestamp")) or EPOCH
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], cwd=cwd)
+        spec = ChatSpec(
+            ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], origin_cwd=cwd
+        )
         with forest.bulk_chat(spec, path) as writer:
             chat = _Chat(writer, ids, notes, created, linear=version == 1)
             for number, raw in stream:

@@ -38,6 +38,8 @@ class Store(Protocol):
 
     def set_status(self, session_id: str, status: str) -> None: ...
 
+    def bind(self, session_id: str, directory: Any) -> SessionInfo: ...
+
     def append(
         self,
         session_id: str,

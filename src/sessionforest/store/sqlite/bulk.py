@@ -23,10 +23,11 @@ from ...errors import (
     ImportRejected,
     InvalidArgument,
     SessionQuarantined,
-    StoreBusy,
+    StoreReadOnly,
 )
 from ...kinds import validate_payload
 from ...model import SessionInfo, SessionVisibility, Visibility
+from .connection import driver_error, rollback
 
 if TYPE_CHECKING:
     from ...io.common import ImportReport, Progress
@@ -44,7 +45,8 @@ INSERT_ENTRY = (
 
 INSERT_SESSION = (
     "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility, source_format, "
-    "source_path, source_id, summary, git_branch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "source_path, source_id, summary, git_branch, origin_cwd) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 SESSION_STATE = """
@@ -86,7 +88,12 @@ SELECT COUNT(*) FROM (
 
 @dataclass(frozen=True, slots=True)
 class ChatSpec:
-    """The session row of an imported chat; `id` derives from (format, source id)."""
+    """The session row of an imported chat; `id` derives from (format, source id).
+
+    `origin_cwd` is where the source says the chat ran: kept as data, never
+    bound (no git runs there) unless the user binds the session. `cwd` binds
+    at import and is for callers that vouch for the directory themselves.
+    """
 
     id: str
     title: str
@@ -99,6 +106,7 @@ class ChatSpec:
     visibility: str = SessionVisibility.TOP_LEVEL
     summary: str | None = None
     git_branch: str | None = None
+    origin_cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +282,7 @@ class BulkMixin:
 
     _conn: sqlite3.Connection
     path: Path
+    readonly_why: str | None
 
     if TYPE_CHECKING:
 
@@ -285,10 +294,12 @@ class BulkMixin:
     def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
         """Write one chat in one transaction; any error leaves the store as it was."""
         conn = self._conn
+        if self.readonly_why is not None:
+            raise StoreReadOnly(str(self.path), self.readonly_why)
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise driver_error(self.path, exc) from exc
         try:
             state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
             if state is None:
@@ -306,6 +317,7 @@ class BulkMixin:
                         spec.source_id,
                         spec.summary,
                         spec.git_branch,
+                        spec.origin_cwd,
                     ),
                 )
                 last = 0
@@ -337,10 +349,13 @@ class BulkMixin:
                     "source_path = ? WHERE id = ?",
                     (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
                 )
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise driver_error(self.path, exc) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
-        conn.execute("COMMIT")
         writer.result = ChatResult(
             spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
         )
