@@ -7,6 +7,7 @@ measured +27% append throughput and half the p99 against uuid4 at 1M rows.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
@@ -23,11 +24,17 @@ _PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
 _SHIFTS = tuple(range(120, -1, -10))
 
 
+# A generator of our own, not the random module's: code that seeds the global
+# one (hypothesis does, per example) would otherwise replay the same ids within
+# one millisecond. Not os.urandom: ids need uniqueness, not secrecy. Reseeded in
+# forked children, as the global generator is, so a fork cannot replay them.
+_random = random.Random()
+os.register_at_fork(after_in_child=_random.seed)
+
+
 def new_id(now_ms: int | None = None) -> str:
     ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    # random.getrandbits, not os.urandom: ids need uniqueness, not secrecy, and
-    # the module reseeds itself in forked children.
-    value = (ms << 80) | random.getrandbits(80)
+    value = (ms << 80) | _random.getrandbits(80)
     pairs = _PAIRS
     return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
 
