@@ -1,4 +1,4 @@
-"""Store-wide commands: `forest check` (integrity) and `forest demo` (a sample forest).
+"""Store-wide commands: `forest check` and `forest repair` (integrity), `forest demo`.
 
 `demo` never writes into the user's store: without `--db` it rebuilds a
 throwaway `demo.db` beside the default store path.
@@ -46,6 +46,55 @@ def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> 
             click.echo(f"  session {problem.session_id}{entry}: {problem.code}: {problem.detail}")
         if report.quarantined:
             click.echo("quarantined: " + ", ".join(report.quarantined))
+            click.echo("`forest repair SESSION` fixes what can be fixed without touching an entry")
+    if not report.ok:
+        ctx.exit(1)
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@json_option
+@pass_state
+@click.pass_context
+def repair(ctx: click.Context, state: State, session_id: str, as_json: bool) -> None:
+    """Repair SESSION's links without touching an entry; exit 1 if damage remains.
+
+    Repair does only two things, and only where they are broken: it recreates
+    a session row that was deleted while its entries remain (title, directory
+    and import source were lost with it and stay empty), and it points a
+    missing, dangling or foreign head at the newest entry whose path to the
+    root is intact. Then it checks the session afresh: the quarantine is
+    released only if that check is clean, and set if it is not.
+
+    Entries are immutable, so repair never fixes damage stored in them: a
+    parent that is missing or belongs to another session, a cycle, a gap in
+    the sequence, or an entry of a schema version this sessionforest cannot
+    read (a newer sessionforest can). Such a session stays quarantined even
+    when the damage is on a side branch and the active branch is healthy:
+    listing, exporting and searching it would meet the damage, and the next
+    `forest check` would fence it off again. The report says what could not be
+    fixed and why.
+    """
+    report = state.forest.repair(session_id)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for action in report.actions:
+            click.echo(f"repaired {session_id}: {action.code}: {action.detail}")
+        for left in report.unrepaired:
+            problem = left.problem
+            entry = f" entry {problem.entry_id}" if problem.entry_id else ""
+            click.echo(
+                f"not repaired {session_id}{entry}: {problem.code}: {problem.detail} ({left.why})"
+            )
+        if report.quarantine is not None:
+            click.echo(f"session {session_id} is quarantined: {report.quarantine}")
+        elif report.released:
+            click.echo(f"session {session_id} checks clean: released from quarantine")
+        elif not report.actions:
+            click.echo(f"session {session_id} checks clean: nothing to repair")
+        else:
+            click.echo(f"session {session_id} checks clean")
     if not report.ok:
         ctx.exit(1)
 

@@ -1,0 +1,76 @@
+"""JSON text for stored values, refusing what JSON cannot hold.
+
+orjson writes NaN and ±Infinity as `null`, so a payload holding one would be
+stored as something it never said. Every writer of a payload (or a policy or
+stamp) encodes it here and gets the field path of the offending number instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from .errors import InvalidPayload
+
+# NaN and ±Infinity are the only numbers orjson writes as `null`: text without
+# `null` cannot hold one, so the common case never walks the value.
+NULL = b"null"
+
+
+def nonfinite(value: Any) -> tuple[str, float] | None:
+    """The path (`content[0].input.x`, `$` for the value itself) and value of the
+    first NaN or infinite float inside `value`, or None when there is none."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return path or "$", item
+        elif isinstance(item, dict):
+            prefix = path + "." if path else ""
+            # Reversed onto a stack: the first offending field in document order wins.
+            stack.extend((f"{prefix}{key}", v) for key, v in reversed(item.items()))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+def describe(number: float) -> str:
+    name = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+    return f"is {name}, which JSON cannot hold (it would be stored as null)"
+
+
+def encode(value: Any, option: int = 0) -> bytes:
+    """`value` as JSON bytes (orjson `option`s apply); NonFinite, a ValueError, names
+    the field of a NaN or infinite number.
+
+    orjson's own refusals (an integer beyond 64 bits, a non-string key, an
+    unknown type) come through as orjson.JSONEncodeError, a TypeError.
+    """
+    raw = orjson.dumps(value, option=option)
+    if NULL in raw:
+        found = nonfinite(value)
+        if found is not None:
+            raise NonFinite(*found)
+    return raw
+
+
+class NonFinite(ValueError):
+    """A NaN or infinite float at `path`; callers turn it into their own ForestError."""
+
+    def __init__(self, path: str, number: float) -> None:
+        self.path = path
+        self.reason = describe(number)
+        super().__init__(f"field '{path}' {self.reason}")
+
+
+def payload_text(kind: str, payload: Any) -> str:
+    """The stored JSON text of an entry payload; InvalidPayload names kind and field."""
+    try:
+        return encode(payload).decode()
+    except NonFinite as exc:
+        raise InvalidPayload(kind, exc.path, exc.reason) from exc
+    except orjson.JSONEncodeError as exc:  # e.g. an integer beyond 64 bits
+        raise InvalidPayload(kind, "$", f"cannot be stored as JSON: {exc}") from exc
