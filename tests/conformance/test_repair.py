@@ -10,6 +10,8 @@ import sqlite3
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sessionforest import Forest, RepairReport, SessionQuarantined, UnknownSession
 from sessionforest.store.sqlite.repair import RECOVERED_TITLE
@@ -282,3 +284,55 @@ def test_the_report_as_json(forest: Forest, branched: Any) -> None:
     assert doc["unrepaired"][0]["entry_id"] == "x"
     assert "immutable" in doc["unrepaired"][0]["why"]
     assert doc["quarantine"].startswith("orphan-parent at x")
+
+
+# --- a property over random trees and random damage ----------------------------------
+
+DAMAGE = ["row", "ghost-head", "foreign-head", "no-head", "orphan", "future"]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    parents=st.lists(st.integers(0, 50), min_size=1, max_size=12),
+    damage=st.lists(st.sampled_from(DAMAGE), min_size=1, max_size=3, unique=True),
+)
+def test_repair_never_touches_an_entry_and_ok_means_readable(
+    forest: Forest, parents: list[int], damage: list[str]
+) -> None:
+    sid = forest.create_session()
+    other = forest.create_session()
+    foreign = forest.append(other, "user.message", user("elsewhere")).id
+    ids: list[str] = []
+    for pick in parents:  # each entry below a random earlier one (or a new root)
+        parent = ids[pick % len(ids)] if ids and pick < 40 else None
+        ids.append(forest.append(sid, "user.message", user("x"), parent=parent).id)
+    seq = len(ids)
+    for kind in damage:
+        if kind == "orphan":
+            seq += 1
+            insert(forest, sid, f"{sid}-orphan", "vanished", seq)
+        elif kind == "future":
+            seq += 1
+            insert(forest, sid, f"{sid}-future", ids[-1], seq, version=99)
+        elif kind == "ghost-head":
+            set_head(forest, sid, "ghost")
+        elif kind == "foreign-head":
+            set_head(forest, sid, foreign)
+        elif kind == "no-head":
+            raw(forest, "DELETE FROM session_heads WHERE session_id = ?", sid)
+    if "row" in damage:
+        delete_session_row(forest, sid)
+    report = repaired(forest, sid)  # asserts every entry row is as it was
+    fresh = [p for p in forest.check(quarantine=False).problems if p.session_id == sid]
+    assert [u.problem for u in report.unrepaired] == fresh
+    # Only damage stored in entries outlives a repair.
+    assert report.ok == (not {"orphan", "future"} & set(damage))
+    if report.ok:
+        assert forest.session(sid).quarantine is None
+        path = forest.active_path(sid)
+        assert path[0].parent_id is None and path[-1].id == forest.head(sid)
+    else:
+        assert forest.session(sid).quarantine == report.quarantine is not None
+    assert forest.session(other).quarantine is None

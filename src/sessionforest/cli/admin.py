@@ -32,7 +32,13 @@ STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 @pass_state
 @click.pass_context
 def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> None:
-    """Check every session's tree; exit 1 if any problem was found."""
+    """Check every session's tree; exit 1 if any problem was found.
+
+    Finds parents that are missing, foreign or form a cycle, sequence gaps,
+    entries of a schema version this sessionforest cannot read, heads that
+    are missing or point nowhere, and entries whose session row is gone.
+    `forest repair SESSION` fixes what can be fixed without touching an entry.
+    """
     report = state.forest.check(quarantine=quarantine)
     if as_json:
         emit_json(report.to_json())
