@@ -23,9 +23,35 @@ _has_null = re.compile(rb"null").search
 _dumps = orjson.dumps
 
 
+def _any_nonfinite(value: Any) -> bool:
+    """Whether `value` holds a NaN or infinite float, without building paths:
+    the text of many payloads holds a legitimate `null` (`"stop_reason": null`)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if not isinstance(value, dict | list | tuple):
+        return False
+    isfinite = math.isfinite
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        for v in item.values() if isinstance(item, dict) else item:
+            kind = type(v)
+            if kind is str or kind is int or v is None or kind is bool:
+                continue  # the usual leaves, first and cheapest
+            if isinstance(v, float):
+                if not isfinite(v):
+                    return True
+            elif isinstance(v, dict | list | tuple):
+                push(v)
+    return False
+
+
 def nonfinite(value: Any) -> tuple[str, float] | None:
     """The path (`content[0].input.x`, `$` for the value itself) and value of the
     first NaN or infinite float inside `value`, or None when there is none."""
+    if not _any_nonfinite(value):
+        return None
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         path, item = stack.pop()
