@@ -50,7 +50,18 @@ from .errors import (
 )
 from .io.common import ChatReport, ImportReport, SkippedLine
 from .io.gasp import Transcript
-from .model import CheckReport, Entry, Node, Problem, SessionInfo, SessionStatus, Visibility
+from .model import (
+    CheckReport,
+    Entry,
+    Node,
+    Problem,
+    RepairAction,
+    RepairReport,
+    SessionInfo,
+    SessionStatus,
+    Unrepaired,
+    Visibility,
+)
 from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
 from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
@@ -96,6 +107,8 @@ __all__ = [
     "OpenAIResponsesStreamAdapter",
     "Problem",
     "ProjectionError",
+    "RepairAction",
+    "RepairReport",
     "Session",
     "SessionBound",
     "SessionDamaged",
@@ -123,6 +136,7 @@ __all__ = [
     "UnknownParent",
     "UnknownSession",
     "UnknownTreeNode",
+    "Unrepaired",
     "UnsupportedSchemaVersion",
     "Visibility",
     "Workspace",

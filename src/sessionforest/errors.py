@@ -279,14 +279,20 @@ class DeltaRefused(StoreError):
 
 
 class UnsupportedSchemaVersion(StoreError):
-    def __init__(self, entry_id: str, version: int, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        entry_id: str,
+        version: int,
+        session_id: str | None = None,
+        refusing: str = "return partial history",
+    ) -> None:
         self.entry_id = entry_id
         self.version = version
         self.session_id = session_id
         where = f" in session {session_id}" if session_id else ""
         super().__init__(
             f"entry {entry_id}{where} has semantic schema version {version}, which this "
-            "sessionforest cannot read (supported: 1, 2); refusing to return partial history"
+            f"sessionforest cannot read (supported: 1, 2); refusing to {refusing}"
         )
 
 

@@ -166,6 +166,7 @@ cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(admin.check)
 cli.add_command(admin.migrate)
+cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 for command in (search.recall, search.find, search.end, search.archive):
     cli.add_command(command)

@@ -18,6 +18,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ImportRejected, InvalidPayload, SessionExists, UnsupportedSchemaVersion
+from ..jsontext import encode, payload_text
 from ..kinds import KINDS, validate_payload
 from ..model import LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS, SessionInfo, Visibility
 
@@ -31,13 +32,17 @@ INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
-# The first entry whose parent is missing, foreign, or not earlier in the file:
-# one indexed query after the bulk insert instead of a set of every id in memory.
+# The first entry whose parent is missing, foreign, not earlier in the file, or
+# of a newer schema version than the entry (no entry may have an ancestor newer
+# than itself: see forest._checked): one indexed query after the bulk insert
+# instead of a set of every id in memory.
 BAD_PARENT = """
-SELECT c.id, c.parent_entry_id, p.session_id
+SELECT c.id, c.parent_entry_id, p.session_id, p.sequence < c.sequence,
+       p.semantic_schema_version, c.semantic_schema_version
 FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
 WHERE c.session_id = ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence)
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
+       OR p.semantic_schema_version > c.semantic_schema_version)
 ORDER BY c.sequence LIMIT 1
 """
 
@@ -140,10 +145,10 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
         seq,
         version,
         kind,
-        orjson.dumps(payload).decode(),
+        payload_text(kind, payload),
         vis,
         created,
-        orjson.dumps(stamp).decode() if stamp is not None else None,
+        encode(stamp).decode() if stamp is not None else None,
     )
 
 
@@ -205,19 +210,25 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
         raise ImportRejected(name, number, str(exc)) from exc
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
         raise SessionExists(sid)
-    conn.execute(
-        "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, "
-        "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            sid,
-            *fields[:2],
-            cwd,
-            fields[2],
-            header.get("status", "active"),
-            header.get("visibility", "top-level"),
-            origin_cwd,
-        ),
-    )
+    try:
+        conn.execute(
+            "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, "
+            "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sid,
+                *fields[:2],
+                cwd,
+                fields[2],
+                header.get("status", "active"),
+                header.get("visibility", "top-level"),
+                origin_cwd,
+            ),
+        )
+    except sqlite3.IntegrityError as exc:
+        # Refused by the sessions_no_adoption trigger: a deleted row's entries remain.
+        raise ImportRejected(
+            name, number, f"session {sid}: {exc}; run `forest repair {sid}`"
+        ) from exc
     batch: list[tuple[Any, ...]] = []
     count = 0
     for number, raw in lines:
@@ -233,11 +244,16 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
     _flush(conn, path, batch)
     bad = conn.execute(BAD_PARENT, (sid,)).fetchone()
     if bad is not None:
-        eid, parent, owner = bad
+        eid, parent, owner, earlier, parent_version, version = bad
         if owner is None:
             reason = f"parent {parent} does not exist in this file"
         elif owner != sid:
             reason = f"parent {parent} belongs to another session ({owner})"
+        elif earlier and parent_version > version:
+            reason = (
+                f"parent {parent} has semantic_schema_version {parent_version}, newer than "
+                f"this entry's {version}: an entry is never older than its ancestors"
+            )
         else:
             reason = f"parent {parent} does not precede it (a forward or cyclic reference)"
         raise ImportRejected(name, _line_of(path, eid), reason, eid)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, Protocol
 
-from ..model import CheckReport, Entry, Node, SessionInfo
+from ..model import CheckReport, Entry, Node, RepairReport, SessionInfo
 
 
 class Store(Protocol):
@@ -85,6 +85,8 @@ class Store(Protocol):
     def checkpoints(self, session_id: str) -> list[Entry]: ...
 
     def check(self, *, quarantine: bool = True) -> CheckReport: ...
+
+    def repair(self, session_id: str) -> RepairReport: ...
 
     def export_jsonl(self, session_id: str, out: IO[str]) -> int: ...
 

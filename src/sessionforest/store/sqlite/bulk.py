@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-import orjson
-
 from ...errors import (
     EntryConflict,
     ImportRejected,
@@ -25,8 +23,10 @@ from ...errors import (
     SessionQuarantined,
     StoreReadOnly,
 )
+from ...jsontext import payload_text
 from ...kinds import validate_payload
-from ...model import SessionInfo, SessionVisibility, Visibility
+from ...model import SUPPORTED_SCHEMA_VERSIONS, SessionInfo, SessionVisibility, Visibility
+from . import integrity
 from .connection import driver_error, rollback
 
 if TYPE_CHECKING:
@@ -62,12 +62,15 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
 """
 
 # A safety net behind the importers' own ordering: a row written now whose
-# parent is missing, foreign or not earlier. One indexed pass over new rows.
-BAD_PARENT = """
-SELECT c.id, c.parent_entry_id, p.session_id
+# parent is missing, foreign or not earlier, or an entry stored before whose
+# schema version this sessionforest cannot read (see forest._checked for why
+# the parent is enough). One indexed pass over new rows.
+BAD_PARENT = f"""
+SELECT c.id, c.parent_entry_id, p.session_id, p.semantic_schema_version
 FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
 WHERE c.session_id = ? AND c.sequence > ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence)
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
+       OR p.semantic_schema_version NOT IN ({integrity.READABLE}))
 LIMIT 1
 """
 
@@ -159,7 +162,7 @@ class ChatWriter:
         vis = str(spec.default_visibility if visibility is None else visibility)
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
-        row = (entry_id, parent, kind, orjson.dumps(payload).decode(), vis, created_at, line)
+        row = (entry_id, parent, kind, payload_text(kind, payload), vis, created_at, line)
         queued = self._batch.get(entry_id)
         if queued is not None:
             self._same(queued, row)  # the file repeats a line: identical is harmless
@@ -251,6 +254,14 @@ class ChatWriter:
         self.flush()
         conn, sid = self._conn, self._spec.id
         bad = conn.execute(BAD_PARENT, (sid, self._base)).fetchone()
+        if bad is not None and bad[2] == sid and bad[3] not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ImportRejected(
+                str(self._path),
+                None,
+                f"entry {bad[0]} would go below stored entry {bad[1]}, whose semantic schema "
+                f"version {bad[3]} this sessionforest cannot read",
+                bad[0],
+            )
         if bad is not None:
             raise ImportRejected(
                 str(self._path),
@@ -270,6 +281,19 @@ class ChatWriter:
         entries = self._next - 1
         branches = conn.execute(BRANCHES, (sid,)).fetchone()[0]
         return entries, int(branches)
+
+
+def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
+    row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at, str(spec.visibility),
+           spec.source_format, spec.source_path, spec.source_id, spec.summary,
+           spec.git_branch, spec.origin_cwd)  # fmt: skip
+    try:
+        conn.execute(INSERT_SESSION, row)
+    except sqlite3.IntegrityError as exc:
+        refused = integrity.adoption_refused(exc, spec.id)
+        if refused is None:
+            raise
+        raise refused from exc
 
 
 def _forest(mixin: BulkMixin) -> Forest:
@@ -303,23 +327,7 @@ class BulkMixin:
         try:
             state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
             if state is None:
-                conn.execute(
-                    INSERT_SESSION,
-                    (
-                        spec.id,
-                        spec.title,
-                        spec.harness,
-                        spec.cwd,
-                        spec.created_at,
-                        str(spec.visibility),
-                        spec.source_format,
-                        spec.source_path,
-                        spec.source_id,
-                        spec.summary,
-                        spec.git_branch,
-                        spec.origin_cwd,
-                    ),
-                )
+                _insert_session(conn, spec)
                 last = 0
             else:
                 quarantine, fmt, source_id = state[0], state[1], state[2]

@@ -22,7 +22,6 @@ from ...errors import (
     ForeignEntry,
     HeadMoved,
     InvalidArgument,
-    InvalidPayload,
     SessionDamaged,
     SessionExists,
     SessionQuarantined,
@@ -34,12 +33,14 @@ from ...errors import (
 )
 from ...gitstamp import Stamper
 from ...ids import Clock, iso, new_id, utc_now
+from ...jsontext import NonFinite, encode, payload_text
 from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
     CheckReport,
     Entry,
     Node,
+    RepairReport,
     SessionInfo,
     SessionStatus,
     SessionVisibility,
@@ -58,6 +59,7 @@ from .connection import (
     transaction,
 )
 from .refs import RefsMixin, suggesting
+from .repair import repair_session
 from .trees import TreesMixin
 from .worktree import WorktreeMixin
 
@@ -84,16 +86,18 @@ ENTRY_COLUMNS = (
 )
 
 # One round trip gathers everything an append must check: the session (and
-# its quarantine), the head, the next sequence and the parent's owner. (An
-# INSERT ... SELECT doing the checks in place measured slower: SQLite
-# materialises a SELECT that reads the table being inserted into.)
+# its quarantine), the head, the next sequence, and the owner and schema
+# version of the entry the append goes below (the given parent, else the
+# head). (An INSERT ... SELECT doing the checks in place measured slower:
+# SQLite materialises a SELECT that reads the table being inserted into.)
 APPEND_STATE = """
-SELECT s.quarantine,
-       (SELECT active_entry_id FROM session_heads WHERE session_id = s.id),
+SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       (SELECT session_id FROM session_entries WHERE id = :parent),
-       s.cwd
-FROM sessions s WHERE s.id = :sid
+       p.session_id, p.semantic_schema_version, s.cwd
+FROM sessions s
+LEFT JOIN session_heads h ON h.session_id = s.id
+LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
+WHERE s.id = :sid
 """
 
 INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -153,11 +157,18 @@ def _prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]
         raise InvalidArgument(
             "context_visibility", f"expected context or hidden; got {visibility!r}"
         )
+    return payload_text(kind, payload), str(visibility)
+
+
+def _stamp_text(stamp: dict[str, Any] | None) -> str | None:
+    if stamp is None:
+        return None
     try:
-        body = orjson.dumps(payload).decode()
-    except orjson.JSONEncodeError as exc:  # e.g. an integer beyond 64 bits
-        raise InvalidPayload(kind, "$", f"cannot be stored as JSON: {exc}") from exc
-    return body, str(visibility)
+        return encode(stamp).decode()
+    except NonFinite as exc:
+        raise InvalidArgument("stamp", str(exc)) from exc
+    except orjson.JSONEncodeError as exc:
+        raise InvalidArgument("stamp", f"cannot be stored as JSON: {exc}") from exc
 
 
 def _checked(
@@ -166,21 +177,42 @@ def _checked(
     parent: str | None,
     expect_head: str | _Unset | None,
 ) -> tuple[str | None, int]:
-    """From APPEND_STATE: the parent to append below and the next sequence, or the error."""
+    """From APPEND_STATE: the parent to append below and the next sequence, or the error.
+
+    Only the parent's schema version is checked, never its ancestors': every
+    writer refuses to write below an entry it cannot read, and writes at a
+    version at least its parent's (appends at CURRENT_SCHEMA_VERSION, imports
+    check both), so no entry has an ancestor of a higher version than its own.
+    Readable versions are all versions up to this sessionforest's, so a
+    readable parent means a readable path to the root. Entries stored before
+    this rule (or by raw SQL) can break it; `check` finds those
+    (unsupported-version) and quarantines the session, which refuses appends.
+    """
     if state is None:
         raise UnknownSession(session_id)
-    quarantine, head, last, parent_owner, _ = state
+    quarantine, head, last, owner, version, _ = state
     if quarantine is not None:
         raise SessionQuarantined(session_id, quarantine)
     if expect_head is not UNSET and expect_head != head:
         raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-    if parent is None:
-        parent = head
-    elif parent_owner is None:
+    below = parent if parent is not None else head
+    if below is None:
+        return None, (last or 0) + 1
+    if owner is None:
+        if parent is None:
+            raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
         raise UnknownEntry(parent, session_id)
-    elif parent_owner != session_id:
-        raise ForeignEntry(parent, session_id, parent_owner)
-    return parent, (last or 0) + 1
+    if owner != session_id:
+        if parent is None:
+            raise SessionDamaged(session_id, f"head {head} belongs to session {owner}")
+        raise ForeignEntry(parent, session_id, owner)
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        # Writing below an entry this version cannot read would build on
+        # history no reader of this store can check.
+        raise UnsupportedSchemaVersion(
+            below, version, session_id, "append below an entry it cannot read"
+        )
+    return below, (last or 0) + 1
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
@@ -311,18 +343,24 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
                 raise SessionExists(sid)
-            conn.execute(
-                "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    title,
-                    harness,
-                    os.path.abspath(cwd) if cwd is not None else None,
-                    created_at or self._now(),
-                    str(visibility),
-                ),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        sid,
+                        title,
+                        harness,
+                        os.path.abspath(cwd) if cwd is not None else None,
+                        created_at or self._now(),
+                        str(visibility),
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                refused = integrity.adoption_refused(exc, sid)
+                if refused is None:
+                    raise
+                raise refused from exc
         return sid
 
     def session(self, session_id: str) -> SessionInfo:
@@ -392,7 +430,7 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
             # Taken before the write lock: git status must not hold up other writers.
             auto, cwd = True, self._session_cwd(session_id)
             stamp = self._stamper.stamp(cwd) if cwd is not None else None
-        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+        stamp_text = _stamp_text(stamp)
         # Inlined transaction on one reused cursor (not self._write()): this
         # is the hottest path, and every avoided allocation shows.
         conn = self._cursor
@@ -403,9 +441,9 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
         try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
-            if auto and state[4] != cwd:
-                stamp = self._rebound(session_id, state[4])
-                stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+            if auto and state[5] != cwd:
+                stamp = self._rebound(session_id, state[5])
+                stamp_text = _stamp_text(stamp)
             conn.execute(
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
@@ -443,13 +481,14 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
         now = self._now()
         cwd = self._session_cwd(session_id)
         stamp = self._stamper.stamp(cwd) if cwd is not None else None
+        stamp_text = _stamp_text(stamp)
         entries: list[Entry] = []
         with self._write() as conn:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
-            if state[4] != cwd:
-                stamp = self._rebound(session_id, state[4])
-            stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+            if state[5] != cwd:
+                stamp = self._rebound(session_id, state[5])
+                stamp_text = _stamp_text(stamp)
             for kind, payload, body, vis in prepared:
                 entry_id = new_id()
                 conn.execute(
@@ -603,17 +642,33 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
     # --- integrity ---------------------------------------------------------------
 
     def check(self, *, quarantine: bool = True) -> CheckReport:
-        """Find orphan and cross-session parents, cycles and invalid heads.
+        """Find orphan and cross-session parents, cycles, sequence gaps, entries of
+        unreadable schema versions, invalid or missing heads, and entries whose
+        session row is gone.
 
         A damaged session is quarantined (reads and appends refuse it) without
         touching any other session; a quarantined session found healthy again
-        is released.
+        is released. A session whose row is gone is fenced off by that alone
+        (see integrity.apply_quarantine); `repair` recreates the row.
         """
         report = integrity.scan(self._conn)
         if quarantine:
             with self._write() as conn:
                 integrity.apply_quarantine(conn, report)
         return report
+
+    def repair(self, session_id: str) -> RepairReport:
+        """Fix what can be fixed without touching an entry, then check the session afresh.
+
+        Recreates a missing session row (its entries remain) and points a
+        missing, dangling or foreign head at the newest entry whose path to the
+        root is intact. Nothing else: entries are immutable, so orphan or
+        foreign parents, cycles, sequence gaps and unreadable schema versions
+        stay, each reported with why. The fresh check alone decides the
+        quarantine: released only when the session is clean, set otherwise.
+        """
+        with self._write() as conn:
+            return repair_session(conn, session_id, self._now())
 
     # --- native JSONL ------------------------------------------------------------
 

@@ -328,6 +328,47 @@ def session_origin_cwd(conn: sqlite3.Connection) -> None:
     )
 
 
+# Raised by sessions_no_adoption; forest.py maps it to SessionDamaged.
+ADOPTION_REFUSED = "session row refused: entries or a head of a session with this id remain"
+
+
+@migration
+def sessions_kept(conn: sqlite3.Connection) -> None:
+    # A session's entries are immutable and name it by id, so deleting its row
+    # (or changing its id) would hide them from every read while `check` said
+    # ok. Sessions are archived, never deleted.
+    _run(
+        conn,
+        """CREATE TRIGGER sessions_no_delete BEFORE DELETE ON sessions
+        BEGIN
+            SELECT RAISE(ABORT, 'a session cannot be deleted: archive it instead');
+        END""",
+        """CREATE TRIGGER sessions_no_id_change BEFORE UPDATE OF id ON sessions
+        WHEN NEW.id IS NOT OLD.id
+        BEGIN
+            SELECT RAISE(ABORT, 'a session id cannot change: its entries name it');
+        END""",
+    )
+
+
+@migration
+def sessions_no_adoption(conn: sqlite3.Connection) -> None:
+    # A row deleted before sessions_kept (or behind its back) leaves entries
+    # that a new session with the same id would silently adopt. A row may
+    # come back over them only quarantined, which is how `repair` recreates
+    # it before checking the session afresh.
+    _run(
+        conn,
+        f"""CREATE TRIGGER sessions_no_adoption BEFORE INSERT ON sessions
+        WHEN NEW.quarantine IS NULL AND (
+            EXISTS (SELECT 1 FROM session_entries WHERE session_id = NEW.id)
+            OR EXISTS (SELECT 1 FROM session_heads WHERE session_id = NEW.id))
+        BEGIN
+            SELECT RAISE(ABORT, '{ADOPTION_REFUSED}');
+        END""",
+    )
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 
