@@ -216,8 +216,11 @@ def populate(
     # Index once at the end with the migration's own backfill SQL instead of
     # row by row through the triggers: the same index, built in a fraction of
     # the time (these stores serve the path and skeleton reads, not search).
+    # Session rows go in after their entries (their times come from them),
+    # which sessions_no_adoption would refuse: it is off while the store is built.
     triggers = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'"
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+        "AND (name LIKE 'search_%' OR name = 'sessions_no_adoption')"
     ).fetchall()
     for name, _sql in triggers:
         conn.execute(f"DROP TRIGGER {name}")

@@ -13,6 +13,7 @@
     │   ├── UnknownSession           session_id, suggestions: the closest ids ("did you mean")
     │   ├── AmbiguousId              what, ref, count, candidates: a prefix names several ids
     │   ├── SessionExists            session_id: an import would overwrite a session
+    │   ├── SessionBound             session_id, cwd: already bound to another directory
     │   ├── ForeignEntry             entry_id belongs to another session
     │   ├── HeadMoved                expect_head did not match: another writer moved it
     │   ├── InvalidPayload           kind, field, reason
@@ -25,6 +26,12 @@
     │   ├── InvalidArgument          argument, reason: a bad option value
     │   ├── StoreBusy                path: other writers held the store past the timeout
     │   ├── StoreUnreadable          path: not a database, or a path that cannot hold one
+    │   │   ├── StoreMissing         path: no store there (reads never create one)
+    │   │   ├── NotAStore            path, reason: a database, but not a forest store
+    │   │   └── StoreOutdated        path, pending: needs migrations, opened read-only
+    │   ├── StoreIOError             path, reason, code: SQLite failed on the store's file
+    │   │   ├── StoreFull            the disk (or the size limit) is full
+    │   │   └── StoreReadOnly        the file, directory or filesystem refuses writes
     │   ├── ImportRejected           path, line, reason (entry_id when known)
     │   │   └── EntryConflict        source_id: a record said something else before
     │   ├── MigrationError           migration name, reason
@@ -208,6 +215,17 @@ class SessionExists(StoreError):
         super().__init__(f"session {session_id} already exists in this store")
 
 
+class SessionBound(StoreError):
+    def __init__(self, session_id: str, cwd: str, requested: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.requested = requested
+        super().__init__(
+            f"session {session_id} is already bound to {cwd}; a bound directory never "
+            f"changes (its stamps compare against it), so it cannot be bound to {requested}"
+        )
+
+
 class ForeignEntry(StoreError):
     def __init__(self, entry_id: str, session_id: str, owner_session_id: str) -> None:
         self.entry_id = entry_id
@@ -261,14 +279,20 @@ class DeltaRefused(StoreError):
 
 
 class UnsupportedSchemaVersion(StoreError):
-    def __init__(self, entry_id: str, version: int, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        entry_id: str,
+        version: int,
+        session_id: str | None = None,
+        refusing: str = "return partial history",
+    ) -> None:
         self.entry_id = entry_id
         self.version = version
         self.session_id = session_id
         where = f" in session {session_id}" if session_id else ""
         super().__init__(
             f"entry {entry_id}{where} has semantic schema version {version}, which this "
-            "sessionforest cannot read (supported: 1, 2); refusing to return partial history"
+            f"sessionforest cannot read (supported: 1, 2); refusing to {refusing}"
         )
 
 
@@ -309,6 +333,60 @@ class StoreUnreadable(StoreError):
         self.path = path
         self.reason = reason
         super().__init__(f"cannot open store {path}: {reason}")
+
+
+class StoreMissing(StoreUnreadable):
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            path,
+            "no such file; nothing was created (reading never creates a store, "
+            "creating a session or importing does)",
+        )
+
+
+class NotAStore(StoreUnreadable):
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, f"not a sessionforest store: {reason}; the file was left untouched")
+        self.reason = reason
+
+
+class StoreOutdated(StoreUnreadable):
+    def __init__(self, path: str, pending: list[str]) -> None:
+        self.pending = pending
+        super().__init__(
+            path,
+            f"written by an older sessionforest: {len(pending)} "
+            f"{'migration' if len(pending) == 1 else 'migrations'} to apply "
+            f"({', '.join(pending)}), and a read-only open never migrates; "
+            f"run `forest --db {path} migrate` (or any write) to upgrade it",
+        )
+
+
+class StoreIOError(StoreError):
+    """SQLite could not do what was asked of the store's file; `code` is SQLite's name."""
+
+    def __init__(self, path: str, reason: str, code: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.code = code
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        code = f" ({self.code})" if self.code else ""
+        return f"store {self.path}: {self.reason}{code}"
+
+
+class StoreFull(StoreIOError):
+    def _message(self) -> str:
+        return (
+            f"store {self.path} is full ({self.reason}): the write was rolled back and "
+            "the store is as it was before it; free space and try again"
+        )
+
+
+class StoreReadOnly(StoreIOError):
+    def _message(self) -> str:
+        return f"store {self.path} cannot be written ({self.reason}); nothing was written"
 
 
 class ImportRejected(StoreError):

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from . import gitsafe
 
 STAMP_VERSION = 1
 
@@ -32,9 +33,8 @@ STATUS_ARGS = (
     "--ignore-submodules=none",
 )
 
-# LC_ALL=C: messages and sorting independent of locale. GIT_OPTIONAL_LOCKS=0:
-# `git status` must never write to the repository (no index refresh).
-_GIT_ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0"}
+# The work tree, and the git directories whose config files SafeGit watches.
+ROOT_ARGS = ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,23 +66,6 @@ class Divergence:
             "stamp": self.stamp,
             "current": self.current,
         }
-
-
-class NotARepository(Exception):
-    """Internal: the directory is not inside a git work tree."""
-
-
-def _git(cwd: str, *args: str) -> bytes:
-    env = {**os.environ, **_GIT_ENV}
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, capture_output=True, check=False, timeout=60
-        )
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        raise NotARepository(str(exc)) from exc
-    if done.returncode != 0:
-        raise NotARepository(done.stderr.decode(errors="replace").strip())
-    return done.stdout
 
 
 def _records(output: bytes) -> tuple[str | None, list[bytes]]:
@@ -121,21 +104,35 @@ class Stamper:
     Git status runs on every stamp (it is the only trustworthy view of the
     worktree); what the cache saves is re-reading and re-hashing dirty files
     whose (size, mtime, ctime, inode) did not change since the last stamp.
+    Git runs through `gitsafe`: nothing the repository configures executes.
     """
 
     def __init__(self) -> None:
         self._digests: dict[bytes, tuple[tuple[int, ...], bytes]] = {}
-        self._roots: dict[str, str | None] = {}
+        # cwd -> (work tree root, its git directories) or None, and git's refusal.
+        self._roots: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+        self._refusals: dict[str, str] = {}
+        self._git = gitsafe.SafeGit()
 
-    def root(self, cwd: str | os.PathLike[str]) -> str | None:
+    def _locate(self, cwd: str | os.PathLike[str]) -> tuple[str, tuple[str, ...]] | None:
         key = os.fspath(cwd)
         if key not in self._roots:
             try:
-                top = _git(key, "rev-parse", "--show-toplevel").decode().strip()
-                self._roots[key] = top or None
-            except NotARepository:
+                lines = gitsafe.run(key, ROOT_ARGS).decode(errors="surrogateescape").splitlines()
+                top, git_dir, common = lines[0], lines[1], os.path.join(key, lines[2])
+                self._roots[key] = (top, (git_dir, os.path.normpath(common))) if top else None
+            except (gitsafe.GitRefused, IndexError) as exc:
                 self._roots[key] = None
+                self._refusals[key] = str(exc)
         return self._roots[key]
+
+    def root(self, cwd: str | os.PathLike[str]) -> str | None:
+        found = self._locate(cwd)
+        return found[0] if found is not None else None
+
+    def refusal(self, cwd: str | os.PathLike[str]) -> str:
+        """Why `cwd` has no stamp, in words for a user (after `stamp` returned None)."""
+        return gitsafe.refusal(self._refusals.get(os.fspath(cwd), ""), cwd)
 
     def _content(self, root: str, rel: bytes) -> bytes:
         full = os.path.join(os.fsencode(root), rel)
@@ -162,12 +159,14 @@ class Stamper:
 
     def stamp(self, cwd: str | os.PathLike[str]) -> dict[str, Any] | None:
         """The stamp of the worktree containing `cwd`, or None when it is not a repository."""
-        root = self.root(cwd)
-        if root is None:
+        found = self._locate(cwd)
+        if found is None:
             return None
+        root, git_dirs = found
         try:
-            head, records = _records(_git(root, *STATUS_ARGS))
-        except NotARepository:
+            head, records = _records(self._git.run(root, STATUS_ARGS, git_dirs))
+        except gitsafe.GitRefused as exc:
+            self._refusals[os.fspath(cwd)] = str(exc)
             return None
         lines = []
         for record in records:

@@ -258,6 +258,9 @@ class SessionInfo:
     source_format: str | None = None
     source_path: str | None = None
     source_id: str | None = None
+    # Where an imported chat was recorded: data only, never a directory git
+    # runs in until the session is bound to it (`Forest.bind`), which sets cwd.
+    origin_cwd: str | None = None
 
     @property
     def source(self) -> dict[str, str | None] | None:
@@ -271,6 +274,7 @@ class SessionInfo:
             "title": self.title,
             "harness": self.harness,
             "cwd": self.cwd,
+            "origin_cwd": self.origin_cwd,
             "status": self.status,
             "visibility": self.visibility,
             "created_at": self.created_at,
@@ -287,7 +291,9 @@ class Problem:
     """One integrity problem found by `Forest.check()`."""
 
     session_id: str
-    code: str  # orphan-parent | cross-session-parent | cycle | invalid-head | ...
+    # orphan-parent | cross-session-parent | cycle | sequence-gap | unsupported-version
+    # | invalid-head | missing-head | missing-session
+    code: str
     entry_id: str | None
     detail: str
 
@@ -318,4 +324,51 @@ class CheckReport:
             "entries_checked": self.entries_checked,
             "problems": [p.to_json() for p in self.problems],
             "quarantined": list(self.quarantined),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RepairAction:
+    """One thing `Forest.repair()` changed: a head moved or a session row recreated."""
+
+    code: str  # recreated-session-row | moved-head | set-head | cleared-head
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Unrepaired:
+    """A problem `Forest.repair()` left as it was, and why it cannot fix it."""
+
+    problem: Problem
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.problem.to_json(), "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What `Forest.repair(session_id)` did, what it could not fix, and the quarantine after."""
+
+    session_id: str
+    actions: tuple[RepairAction, ...]
+    unrepaired: tuple[Unrepaired, ...]
+    released: bool  # the session was fenced off (quarantined or rowless) and no longer is
+    quarantine: str | None  # the reason it stays quarantined; None: it checks clean
+
+    @property
+    def ok(self) -> bool:
+        return not self.unrepaired
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "session_id": self.session_id,
+            "actions": [a.to_json() for a in self.actions],
+            "unrepaired": [u.to_json() for u in self.unrepaired],
+            "released": self.released,
+            "quarantine": self.quarantine,
         }

@@ -17,11 +17,13 @@ from sessionforest.errors import (
     DuplicateId,
     EmptySession,
     HistoryDiverged,
+    InvalidPayload,
     JsonlParseError,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownParent,
 )
+from sessionforest.jsontext import NonFinite, encode
 
 Clock = Callable[[], int]
 
@@ -216,6 +218,13 @@ def _require_object(message: object) -> None:
     # Rust's type system guarantees this; here it keeps to_jsonl output loadable.
     if not isinstance(message, dict):
         raise TypeError(f"a session message must be a dict, got {type(message).__name__}")
+    # serde_json::Value cannot hold NaN or Infinity either; orjson would write null.
+    try:
+        encode(message)
+    except NonFinite as exc:
+        raise InvalidPayload("session message", exc.path, exc.reason) from exc
+    except orjson.JSONEncodeError:
+        pass  # other unencodable values surface from to_jsonl, as they always have
 
 
 def _seq_of(entry_id: str) -> int | None:

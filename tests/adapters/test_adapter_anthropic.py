@@ -276,6 +276,13 @@ REFUSED = {
         "message_stop",
         "must not be empty",
     ),
+    # Python's json reads NaN; the forest refuses it rather than store null.
+    "NaN in tool input": (
+        "anthropic_text",
+        _input('{"x": NaN}'),
+        "message_stop",
+        "'content[1].input.x' is NaN",
+    ),
     "lost block start": (
         "anthropic_parallel_tools",
         lambda e: _drop_block_start(e, 1),

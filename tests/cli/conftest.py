@@ -14,6 +14,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
+from sessionforest import Forest
 from sessionforest.cli.main import cli
 
 
@@ -31,6 +32,10 @@ class ForestCli:
     def __init__(self, db: Path) -> None:
         self.db = db
         self.runner = CliRunner()
+
+    def create_store(self) -> None:
+        """An empty store at `db` (read commands never create one)."""
+        Forest.open(self.db).close()
 
     def run(self, *args: str, input: str | None = None, db: bool = True) -> Result:
         argv: Sequence[str] = ["--db", str(self.db), *args] if db else list(args)

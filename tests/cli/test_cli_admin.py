@@ -143,3 +143,78 @@ def test_check_counts_in_the_singular_and_plural(forest: ForestCli, session: str
     assert forest.ok("check").strip() == "checked 1 session, 1 entry: ok"
     forest.ok("new")
     assert forest.ok("check").strip() == "checked 2 sessions, 1 entry: ok"
+
+
+def _raw(db: Path, *statements: tuple[str, tuple[str, ...]]) -> None:
+    conn = sqlite3.connect(db)
+    for sql, args in statements:
+        conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+
+
+def test_check_reports_a_deleted_session_row_and_repair_brings_it_back(
+    forest: ForestCli, branched: dict[str, str]
+) -> None:
+    sid = branched["session"]
+    _raw(
+        forest.db,
+        ("DROP TRIGGER sessions_no_delete", ()),
+        ("DELETE FROM sessions WHERE id = ?", (sid,)),
+    )
+    assert forest.ok("sessions").strip().splitlines()[1:] == []
+    result = forest.run("check")
+    assert result.exit_code == 1
+    assert f"  session {sid}: missing-session: the session row is gone but 5 entries remain" in (
+        result.stdout
+    )
+    assert "forest repair SESSION" in result.stdout
+    report = forest.json("repair", sid)
+    assert report["ok"] is True and report["released"] is True
+    assert [a["code"] for a in report["actions"]] == ["recreated-session-row"]
+    assert forest.ok("log", sid).count("\n") >= 4
+    assert forest.ok("check").strip().endswith(": ok")
+
+
+def test_repair_text_says_what_it_did_and_what_it_could_not(
+    forest: ForestCli, branched: dict[str, str]
+) -> None:
+    sid = branched["session"]
+    _orphan(forest.db, sid)
+    _raw(forest.db, ("UPDATE session_heads SET active_entry_id = 'ghost'", ()))
+    forest.run("check")
+    result = forest.run("repair", sid)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"repaired {sid}: moved-head: the head pointed at ghost")
+    assert f"set it to {branched['second']} (sequence 5)" in lines[0]
+    assert lines[1].startswith(
+        f"not repaired {sid} entry orphan: orphan-parent: parent missing does not exist ("
+    )
+    assert "entries are immutable" in lines[1]
+    assert lines[2] == (
+        f"session {sid} is quarantined: orphan-parent at orphan: parent missing does not exist"
+    )
+    assert "quarantined" in forest.fail(1, "log", sid)
+
+
+def test_repair_of_a_healthy_session_and_of_an_unknown_one(
+    forest: ForestCli, branched: dict[str, str]
+) -> None:
+    sid = branched["session"]
+    assert forest.ok("repair", sid).strip() == f"session {sid} checks clean: nothing to repair"
+    _raw(forest.db, ("UPDATE session_heads SET active_entry_id = 'ghost'", ()))
+    forest.run("check")
+    out = forest.ok("repair", sid).splitlines()
+    assert out[-1] == f"session {sid} checks clean: released from quarantine"
+    assert "unknown session: nobody" in forest.fail(3, "repair", "nobody")
+
+
+def test_repair_help_says_what_it_cannot_fix() -> None:
+    from click.testing import CliRunner
+
+    from sessionforest.cli.main import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["repair", "--help"]).stdout.split())
+    assert "Entries are immutable" in text
+    assert "stays quarantined even when the damage is on a side branch" in text

@@ -60,6 +60,7 @@ def test_exit_code_table(exc: Exception, code: int) -> None:
     ],
 )
 def test_unknown_session_exits_3_with_one_line(forest: ForestCli, args: list[str]) -> None:
+    forest.create_store()
     assert forest.fail(3, *args) == f"error: unknown session: {MISSING}"
 
 

@@ -57,6 +57,7 @@ def test_export_to_a_file_matches_stdout(
 
 def test_export_of_an_unknown_session_creates_no_file(forest: ForestCli, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
+    forest.create_store()
     forest.fail(3, "export", "nope", "-o", str(out))
     assert not out.exists()
     assert list(tmp_path.glob("*.tmp")) == []

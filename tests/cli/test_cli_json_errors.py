@@ -35,6 +35,7 @@ def failed(forest: ForestCli, code: int, *args: str) -> dict[str, Any]:
 
 
 def test_an_unknown_session(forest: ForestCli) -> None:
+    forest.create_store()
     error = failed(forest, 3, "log", MISSING, "--json")
     assert error == {
         "type": "UnknownSession",
@@ -109,12 +110,14 @@ def test_usage_errors_are_json_too(
 
 
 def test_without_json_stdout_stays_empty(forest: ForestCli) -> None:
+    forest.create_store()
     result = forest.run("log", MISSING)
     assert result.exit_code == 3
     assert result.stdout == ""
 
 
 def test_json_after_a_double_dash_is_an_argument_not_the_flag(forest: ForestCli) -> None:
+    forest.create_store()
     result = forest.run("log", "--", "--json")
     assert result.exit_code == 3
     assert result.stdout == ""

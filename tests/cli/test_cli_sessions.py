@@ -45,6 +45,7 @@ def test_new_json_and_sessions_json_fields(forest: ForestCli, tmp_path: Path) ->
 
 
 def test_sessions_on_an_empty_store_prints_a_hint_to_stderr(forest: ForestCli) -> None:
+    forest.create_store()
     result = forest.run("sessions")
     assert result.exit_code == 0
     assert result.stdout == ""

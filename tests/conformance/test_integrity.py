@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest, SessionDamaged, SessionQuarantined
+from sessionforest import (
+    Forest,
+    SessionDamaged,
+    SessionQuarantined,
+    UnknownSession,
+    UnsupportedSchemaVersion,
+)
 
 
 def user(text: str) -> dict[str, Any]:
@@ -120,3 +126,161 @@ def test_a_repaired_session_is_released_by_the_next_check(forest: Forest) -> Non
     raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", good.id, sid)
     assert forest.check().ok
     assert forest.head(sid) == good.id
+
+
+# --- a session row that is gone ----------------------------------------------------
+
+
+def entry_rows(forest: Forest) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(forest.path)
+    rows = conn.execute("SELECT * FROM session_entries ORDER BY rowid").fetchall()
+    conn.close()
+    return rows
+
+
+def delete_session_row(forest: Forest, sid: str) -> None:
+    """What a buggy tool could do before sessions refused deletes (or behind the trigger)."""
+    raw(forest, "DROP TRIGGER sessions_no_delete")
+    raw(forest, "DELETE FROM sessions WHERE id = ?", sid)
+
+
+def test_a_session_row_cannot_be_deleted_or_renamed(forest: Forest, healthy: str) -> None:
+    conn = sqlite3.connect(forest.path)
+    with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
+        conn.execute("DELETE FROM sessions WHERE id = ?", (healthy,))
+    with pytest.raises(sqlite3.IntegrityError, match="cannot change"):
+        conn.execute("UPDATE sessions SET id = 'renamed' WHERE id = ?", (healthy,))
+    conn.execute("UPDATE sessions SET title = 'still editable' WHERE id = ?", (healthy,))
+    conn.commit()
+    conn.close()
+    assert forest.session(healthy).title == "still editable"
+    assert len(forest.active_path(healthy)) == 3
+
+
+def test_entries_whose_session_row_is_gone_are_reported(forest: Forest, healthy: str) -> None:
+    sid = forest.create_session(title="doomed")
+    forest.append(sid, "user.message", user("one"))
+    forest.append(sid, "user.message", user("two"))
+    delete_session_row(forest, sid)
+    report = forest.check()
+    assert not report.ok
+    assert [(p.session_id, p.code, p.entry_id) for p in report.problems] == [
+        (sid, "missing-session", None)
+    ]
+    assert report.problems[0].detail == "the session row is gone but 2 entries remain"
+    assert (report.sessions_checked, report.entries_checked) == (2, 5)
+    assert report.quarantined == (sid,)
+    assert report.to_json()["problems"][0]["code"] == "missing-session"
+    # The missing row is the fence: reads and appends refuse, and a new session
+    # with the same id cannot silently adopt the entries.
+    with pytest.raises(UnknownSession):
+        forest.active_path(sid)
+    with pytest.raises(UnknownSession):
+        forest.append(sid, "user.message", user("three"))
+    with pytest.raises(SessionDamaged, match=f"forest repair {sid}"):
+        forest.create_session(title="impostor", session_id=sid)
+    assert len(entry_rows(forest)) == 5
+    assert forest.session(healthy).quarantine is None
+    assert len(forest.active_path(healthy)) == 3
+
+
+def test_a_head_row_left_by_a_deleted_empty_session_is_reported(forest: Forest) -> None:
+    sid = forest.create_session()
+    raw(forest, "INSERT INTO session_heads VALUES (?, NULL, 't')", sid)
+    delete_session_row(forest, sid)
+    report = forest.check()
+    assert [(p.code, p.detail) for p in report.problems] == [
+        ("missing-session", "the session row is gone but its head row remains")
+    ]
+    with pytest.raises(SessionDamaged):
+        forest.create_session(session_id=sid)
+
+
+def test_entries_without_a_head_are_reported(forest: Forest, healthy: str) -> None:
+    # Reads would show an empty session: every entry hidden.
+    raw(forest, "DELETE FROM session_heads WHERE session_id = ?", healthy)
+    assert forest.active_path(healthy) == []
+    report = forest.check()
+    assert [(p.code, p.entry_id, p.detail) for p in report.problems] == [
+        ("missing-head", None, "3 entries but no head")
+    ]
+    with pytest.raises(SessionQuarantined, match="missing-head: 3 entries but no head"):
+        forest.head(healthy)
+
+
+# --- unreadable schema versions ------------------------------------------------------
+
+
+def insert_version(forest: Forest, sid: str, eid: str, parent: str | None, version: int) -> None:
+    """A row as a newer (or damaged) sessionforest left it, made the head."""
+    seq = forest.session(sid).entry_count + 1
+    raw(
+        forest,
+        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+        "semantic_schema_version, kind, payload, context_visibility, created_at) "
+        "VALUES (?, ?, ?, ?, ?, 'user.message', '{\"content\":\"?\"}', 'context', 't')",
+        eid,
+        sid,
+        parent,
+        seq,
+        version,
+    )
+    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", eid, sid)
+
+
+def test_check_flags_entries_of_an_unreadable_schema_version(forest: Forest, healthy: str) -> None:
+    sid = forest.create_session()
+    root = forest.append(sid, "user.message", user("fine"))
+    insert_version(forest, sid, "v99", root.id, 99)
+    report = forest.check()
+    assert [(p.session_id, p.code, p.entry_id) for p in report.problems] == [
+        (sid, "unsupported-version", "v99")
+    ]
+    assert "99" in report.problems[0].detail and "readable: 1, 2" in report.problems[0].detail
+    assert report.quarantined == (sid,)
+    assert forest.session(healthy).quarantine is None
+
+
+@pytest.mark.parametrize("below", ["head", "parent"])
+def test_append_refuses_to_write_below_an_unreadable_entry(forest: Forest, below: str) -> None:
+    sid = forest.create_session()
+    root = forest.append(sid, "user.message", user("fine"))
+    insert_version(forest, sid, "v99", root.id, 99)
+    if below == "parent":  # the head elsewhere; the append names the entry
+        forest.move_head(sid, root.id)
+    parent = "v99" if below == "parent" else None
+    before = entry_rows(forest)
+    with pytest.raises(UnsupportedSchemaVersion) as err:
+        forest.append(sid, "user.message", user("on top"), parent=parent)
+    assert (err.value.entry_id, err.value.version, err.value.session_id) == ("v99", 99, sid)
+    assert "refusing to append below" in str(err.value)
+    with pytest.raises(UnsupportedSchemaVersion):
+        forest.append_many(sid, [("user.message", user("a"), None)], parent=parent)
+    assert entry_rows(forest) == before
+
+
+def test_only_an_ancestor_unreadable_is_fenced_off_by_check(forest: Forest) -> None:
+    # Stores written before append refused it can hold a readable entry below an
+    # unreadable one. Append checks only the parent (see forest._checked), so
+    # `check` is what finds this and fences the session off.
+    sid = forest.create_session()
+    root = forest.append(sid, "user.message", user("fine"))
+    insert_version(forest, sid, "v99", root.id, 99)
+    insert_version(forest, sid, "child", "v99", 2)
+    report = forest.check()
+    assert [(p.code, p.entry_id) for p in report.problems] == [("unsupported-version", "v99")]
+    with pytest.raises(SessionQuarantined, match="unsupported-version at v99"):
+        forest.append(sid, "user.message", user("on top"))
+
+
+@pytest.mark.parametrize("head", ["ghost", "foreign"])
+def test_append_at_a_broken_head_writes_nothing(forest: Forest, healthy: str, head: str) -> None:
+    # Before, the new entry named the missing (or foreign) head as its parent.
+    sid = forest.create_session()
+    forest.append(sid, "user.message", user("fine"))
+    target = forest.head(healthy) if head == "foreign" else "ghost"
+    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", target, sid)
+    before = entry_rows(forest)
+    with pytest.raises(SessionDamaged, match=f"head {target}"):
+        forest.append(sid, "user.message", user("lost"))
+    assert entry_rows(forest) == before

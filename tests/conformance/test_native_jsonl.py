@@ -93,6 +93,8 @@ def _corrupt_cases(lines: list[dict[str, Any]]) -> list[tuple[str, list[str], in
     forward = dict(lines[2], parent_id=lines[4]["id"])
     gap = dict(lines[3], sequence=9)
     future = dict(lines[2], semantic_schema_version=7)
+    # No entry may be older than its parent: a reader of the child must read the path.
+    older = dict(lines[2], semantic_schema_version=1)
     cases = [
         ("not json", [*dumps[:3], "{oops", *dumps[3:]], 4, "line"),
         ("bad payload", [dumps[0], orjson.dumps(bad_payload).decode(), *dumps[2:]], 2, "content"),
@@ -100,6 +102,7 @@ def _corrupt_cases(lines: list[dict[str, Any]]) -> list[tuple[str, list[str], in
         ("forward parent", [*dumps[:2], orjson.dumps(forward).decode(), *dumps[3:]], 3, "precede"),
         ("sequence gap", [*dumps[:3], orjson.dumps(gap).decode(), *dumps[4:]], 4, "sequence"),
         ("future version", [*dumps[:2], orjson.dumps(future).decode(), *dumps[3:]], 3, "version"),
+        ("older than parent", [*dumps[:2], orjson.dumps(older).decode(), *dumps[3:]], 3, "newer"),
         ("no header", dumps[1:], 1, "header"),
     ]
     return cases
@@ -137,6 +140,25 @@ def test_an_id_already_in_the_store_is_rejected(
     with pytest.raises(ImportRejected, match="already exists") as err:
         forest.import_jsonl(path)
     assert err.value.line == 2
+    assert rows(forest.path) == before
+
+
+def test_leftovers_of_a_deleted_session_row_are_not_adopted(
+    forest: Forest, branched: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(exported(forest, branched))
+    conn = sqlite3.connect(forest.path)
+    conn.execute("DROP TRIGGER sessions_no_delete")
+    conn.execute("DELETE FROM sessions WHERE id = ?", (branched,))
+    conn.commit()
+    conn.close()
+    before = rows(forest.path)
+    # Before, the row went in and the entries then failed on an internal assertion.
+    with pytest.raises(ImportRejected) as err:
+        forest.import_jsonl(path)
+    assert err.value.line == 1
+    assert f"forest repair {branched}" in str(err.value)
     assert rows(forest.path) == before
 
 

@@ -6,13 +6,14 @@ format in between.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload
+from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload, SessionDamaged
 from sessionforest.store.sqlite import bulk
 from sessionforest.store.sqlite.bulk import ChatSpec
 
@@ -157,3 +158,41 @@ def test_branches_count_redone_turns_not_tool_fan_out(forest: Forest) -> None:
         chat.add("a3", "u2", "assistant.message", text("answer"), T)  # one turn beside a note
         chat.head = "u3"
     assert chat.result is not None and chat.result.branches == 1 == forest.branches("chat")
+
+
+def test_no_row_goes_below_a_stored_entry_this_version_cannot_read(
+    forest: Forest, dump: Dump
+) -> None:
+    write(forest, [("a", None, "user.message")])
+    with sqlite3.connect(forest.path) as conn:  # as a newer sessionforest left it
+        conn.execute(
+            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+            "semantic_schema_version, kind, payload, context_visibility, created_at) "
+            "VALUES ('future', 'chat', 'a', 2, 99, 'user.message', '{}', 'context', ?)",
+            (T,),
+        )
+    conn.close()
+    before = dump()
+    with pytest.raises(ImportRejected) as err:
+        write(forest, [("a", None, "user.message"), ("b", "future", "assistant.message")])
+    assert err.value.entry_id == "b"
+    assert "stored entry future, whose semantic schema version 99" in err.value.reason
+    assert dump() == before
+
+
+def test_a_chat_whose_session_row_was_deleted_is_not_silently_adopted(
+    forest: Forest, dump: Dump
+) -> None:
+    write(forest, [("a", None, "user.message"), ("b", "a", "assistant.message")])
+    with sqlite3.connect(forest.path) as conn:
+        conn.execute("DROP TRIGGER sessions_no_delete")
+        conn.execute("DELETE FROM sessions WHERE id = 'chat'")
+    conn.close()
+    before = dump()
+    # Before, the new row started its sequence at 1 again and failed on a raw
+    # UNIQUE error; now the import names the damage and the way out.
+    with pytest.raises(SessionDamaged, match="forest repair chat"):
+        write(forest, [("a", None, "user.message"), ("c", "b", "user.message")])
+    assert dump() == before
+    assert forest.repair("chat").ok
+    assert [e.id for e in forest.active_path("chat")] == ["a", "b"]

@@ -186,6 +186,8 @@ def test_cwd_and_git_branch_are_kept(forest: Forest, raw: Raw) -> None:
     forest.import_chats("claude-code", REWIND)
     [info] = raw.chats_from(forest, REWIND)
     records = [rec for _, rec in raw.lines(REWIND)]
-    assert info.cwd == next(r["cwd"] for r in records if "cwd" in r)
+    # Where the chat ran is kept as data; the session is not bound to it.
+    assert info.origin_cwd == next(r["cwd"] for r in records if "cwd" in r)
+    assert info.cwd is None
     row = forest._conn.execute("SELECT git_branch FROM sessions WHERE id = ?", (info.id,))
     assert row.fetchone()[0] == [r["gitBranch"] for r in records if r.get("gitBranch")][-1]

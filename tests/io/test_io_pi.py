@@ -28,7 +28,8 @@ def test_each_v1_file_is_one_linear_chat(forest: Forest, raw: Raw, path: Path) -
     [info] = raw.chats_from(forest, path)
     header = raw.lines(path)[0][1]
     raw.assert_tree(forest, info, raw.pi_tree(path))
-    assert (info.source_id, info.cwd, info.harness) == (header["id"], header["cwd"], "pi")
+    assert (info.source_id, info.origin_cwd, info.harness) == (header["id"], header["cwd"], "pi")
+    assert info.cwd is None
     assert report.skipped == [] and report.branches == 0
 
 

@@ -185,7 +185,10 @@ def test_unknown_schema_version_fails_closed(forest: Forest, raw_insert: Any) ->
     sid = forest.create_session()
     ok = say(forest, sid, "user.message", "fine")
     raw_insert(forest, sid, "future", ok.id, 2, 3, "user.message", '{"content":"?"}')
-    say(forest, sid, "assistant.message", "after")
+    # A readable child below it, as stores written before append refused that hold:
+    # the unreadable entry is only an ancestor of the head.
+    after = '{"content":[{"type":"text","text":"after"}]}'
+    raw_insert(forest, sid, "after", "future", 3, 2, "assistant.message", after)
     outcome: list[Message] | None = None
     with pytest.raises(UnsupportedSchemaVersion) as err:
         outcome = project(forest, sid)

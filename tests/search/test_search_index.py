@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest, HeadMoved
+from sessionforest import Forest, HeadMoved, StoreIOError
 from sessionforest.kinds import CONVERSATIONAL_KINDS, LEGACY_KINDS
 from sessionforest.search import index
 from sessionforest.store.sqlite import forest as forest_module
@@ -66,7 +66,7 @@ def test_a_failed_append_leaves_no_index_row(
     before = fts_rows(forest.path)
     # Fail the append after its entry row (and so the trigger) was written.
     monkeypatch.setattr(forest_module, "UPSERT_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?)")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreIOError, match="no_such_table"):
         forest.append(sid, "user.message", text("quince jelly"))
     monkeypatch.undo()
     assert fts_rows(forest.path) == before

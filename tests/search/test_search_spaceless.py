@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest
+from sessionforest import Forest, StoreIOError
 from sessionforest.search import terms
 from sessionforest.search.scripts import excerpt, spaceless
 from sessionforest.store.sqlite import forest as forest_module
@@ -155,7 +155,7 @@ def test_a_failed_append_leaves_no_trigram_row_and_a_committed_one_is_found_at_o
         monkeypatch.setattr(
             forest_module, "UPSERT_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?)"
         )
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(StoreIOError):
             forest.append(sid, "user.message", text("失败的追加"))
         monkeypatch.undo()
         assert grams_rows(forest.path) == before

@@ -1,4 +1,5 @@
-"""Store-wide commands: `forest check` (integrity) and `forest demo` (a sample forest).
+"""Store-wide commands: `forest check` and `forest repair` (integrity), `forest migrate`
+and `forest demo`.
 
 `demo` never writes into the user's store: without `--db` it rebuilds a
 throwaway `demo.db` beside the default store path.
@@ -6,12 +7,14 @@ throwaway `demo.db` beside the default store path.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from pathlib import Path
 
 import click
 
 from ..demo import build_demo
+from ..errors import UnknownSession
 from ..projection import project
 from ..render import escape, plural
 from ..store.sqlite import default_path
@@ -33,8 +36,15 @@ STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 @pass_state
 @click.pass_context
 def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> None:
-    """Check every session's tree; exit 1 if any problem was found."""
-    report = state.forest.check(quarantine=quarantine)
+    """Check every session's tree; exit 1 if any problem was found.
+
+    Finds parents that are missing, foreign or form a cycle, sequence gaps,
+    entries of a schema version this sessionforest cannot read, heads that
+    are missing or point nowhere, and entries whose session row is gone.
+    `forest repair SESSION` fixes what can be fixed without touching an entry.
+    """
+    forest = state.forest if quarantine else state.reader
+    report = forest.check(quarantine=quarantine)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -48,8 +58,78 @@ def check(ctx: click.Context, state: State, quarantine: bool, as_json: bool) -> 
             click.echo(escape(line))
         if report.quarantined:
             click.echo(escape("quarantined: " + ", ".join(report.quarantined)))
+            click.echo("`forest repair SESSION` fixes what can be fixed without touching an entry")
     if not report.ok:
         ctx.exit(1)
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@json_option
+@pass_state
+@click.pass_context
+def repair(ctx: click.Context, state: State, session_id: str, as_json: bool) -> None:
+    """Repair SESSION's links without touching an entry; exit 1 if damage remains.
+
+    Repair does only two things, and only where they are broken: it recreates
+    a session row that was deleted while its entries remain (title, directory
+    and import source were lost with it and stay empty), and it points a
+    missing, dangling or foreign head at the newest entry whose path to the
+    root is intact. Then it checks the session afresh: the quarantine is
+    released only if that check is clean, and set if it is not.
+
+    Entries are immutable, so repair never fixes damage stored in them: a
+    parent that is missing or belongs to another session, a cycle, a gap in
+    the sequence, or an entry of a schema version this sessionforest cannot
+    read (a newer sessionforest can). Such a session stays quarantined even
+    when the damage is on a side branch and the active branch is healthy:
+    listing, exporting and searching it would meet the damage, and the next
+    `forest check` would fence it off again. The report says what could not be
+    fixed and why.
+    """
+    forest = state.forest
+    # A session whose row is gone has no row to match a prefix: use the id as given.
+    with contextlib.suppress(UnknownSession):
+        session_id = forest.resolve_session(session_id)
+    report = forest.repair(session_id)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        lines = [f"repaired {session_id}: {a.code}: {a.detail}" for a in report.actions]
+        for left in report.unrepaired:
+            problem = left.problem
+            entry = f" entry {problem.entry_id}" if problem.entry_id else ""
+            lines.append(
+                f"not repaired {session_id}{entry}: {problem.code}: {problem.detail} ({left.why})"
+            )
+        if report.quarantine is not None:
+            lines.append(f"session {session_id} is quarantined: {report.quarantine}")
+        elif report.released:
+            lines.append(f"session {session_id} checks clean: released from quarantine")
+        elif not report.actions:
+            lines.append(f"session {session_id} checks clean: nothing to repair")
+        else:
+            lines.append(f"session {session_id} checks clean")
+        for line in lines:
+            click.echo(escape(line))
+    if not report.ok:
+        ctx.exit(1)
+
+
+@click.command()
+@json_option
+@pass_state
+def migrate(state: State, as_json: bool) -> None:
+    """Upgrade an existing store to this version's schema (read commands never do)."""
+    applied = state.forest.migrated
+    if as_json:
+        emit_json({"path": str(state.forest.path), "applied": applied})
+    elif applied:
+        click.echo(f"applied {plural(len(applied), 'migration')} to {state.forest.path}:")
+        for name in applied:
+            click.echo(f"  {name}")
+    else:
+        click.echo(f"{state.forest.path} is up to date")
 
 
 def demo_path() -> Path:
@@ -80,11 +160,12 @@ def demo(state: State, demo_db: Path | None) -> None:
     target = demo_db or state.db
     if target is None:
         target = demo_path()
+        target.parent.mkdir(parents=True, exist_ok=True)  # the default store's directory
         for suffix in STORE_SUFFIXES:
             target.with_name(target.name + suffix).unlink(missing_ok=True)
     store = State(target)
     try:
-        sid = build_demo(store.forest)
+        sid = build_demo(store.creator)
         click.echo(f"Built demo session {sid} in {target}\n")
         draw_tree(store.forest, sid)
         click.echo("\nActive path (root -> head):")

@@ -6,7 +6,6 @@ the group that imports them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,19 +21,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @dataclass
 class State:
-    """The global options; the store opens on first use so `demo` and `--help` never touch it."""
+    """The global options; the store opens on first use so `demo` and `--help` never touch it.
+
+    A command asks for the store the way it uses it: `reader` (read-only:
+    never creates, migrates or writes), `forest` (writes to an existing
+    store) or `creator` (writes, creating the store if needed).
+    """
 
     db: Path | None
     _forest: Forest | None = field(default=None, repr=False)
 
     @property
+    def reader(self) -> Forest:
+        return self._open(readonly=True, create=False)
+
+    @property
     def forest(self) -> Forest:
+        return self._open(readonly=False, create=False)
+
+    @property
+    def creator(self) -> Forest:
+        return self._open(readonly=False, create=True)
+
+    def _open(self, *, readonly: bool, create: bool) -> Forest:
         if self._forest is None:
-            try:
-                self._forest = Forest.open(self.db)
-            except (OSError, sqlite3.Error) as exc:
-                where = self.db if self.db is not None else "the default store"
-                raise click.ClickException(f"cannot open {where}: {exc}") from exc
+            self._forest = Forest.open(self.db, readonly=readonly, create=create)
         return self._forest
 
     def close(self) -> None:

@@ -214,11 +214,12 @@ def log(state: State, session: str, as_json: bool) -> None:
     """Show the active path from the root to the head."""
     sid = state.forest.resolve_session(session)
     if as_json:
-        path = state.forest.active_path(sid)
-        marks = divergence_marks(state.forest, sid, path)
+        forest = state.reader
+        path = forest.active_path(sid)
+        marks = divergence_marks(forest, sid, path)
         emit_json([{**e.to_json(), "diverged": e.id in marks} for e in path])
     else:
-        print_log(state.forest, sid)
+        print_log(state.reader, sid)
 
 
 def draw_tree(forest: Forest, session: str) -> None:
@@ -273,9 +274,9 @@ def tree(state: State, session: str, as_json: bool) -> None:
     """Draw the whole tree: every branch, the active one marked with '*'."""
     sid = state.forest.resolve_session(session)
     if as_json:
-        emit_json(tree_json(state.forest, sid))
+        emit_json(tree_json(state.reader, sid))
     else:
-        draw_tree(state.forest, sid)
+        draw_tree(state.reader, sid)
 
 
 @click.command()
@@ -284,7 +285,7 @@ def tree(state: State, session: str, as_json: bool) -> None:
 @pass_state
 def tips(state: State, session: str, as_json: bool) -> None:
     """List the tip of every branch (entries without children)."""
-    forest = state.forest
+    forest = state.reader
     sid = forest.resolve_session(session)
     found = forest.tips(sid)
     head = forest.head(sid)

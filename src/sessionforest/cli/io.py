@@ -76,7 +76,7 @@ def export() -> None:
 @pass_state
 def export_session(state: State, session: str, fmt: str, output: Path | None) -> None:
     """Export SESSION as native JSONL (default) or yoagent JSONL."""
-    forest = state.forest
+    forest = state.reader
     session = forest.resolve_session(session)
     forest.session(session)  # an unknown session fails before any file is made
     if fmt == "native":
@@ -111,7 +111,7 @@ def export_gasp(
     state: State, session: str, directory: Path, run_id: str | None, as_json: bool
 ) -> None:
     """Write DIRECTORY/transcripts/<run-id>.jsonl.gz (GASP) and print its sha256."""
-    forest = state.forest
+    forest = state.reader
     transcript = forest.export_gasp(forest.resolve_session(session), directory, run_id)
     if as_json:
         emit_json(transcript.to_json())
@@ -207,7 +207,7 @@ def _show(report: ImportReport, as_json: bool) -> None:
 
 def _run(state: State, fmt: str, path: Path, skip_bad: bool, as_json: bool) -> None:
     with _bar() as bar:
-        report = state.forest.import_chats(fmt, path, skip_bad=skip_bad, progress=bar)
+        report = state.creator.import_chats(fmt, path, skip_bad=skip_bad, progress=bar)
     _show(report, as_json)
 
 
@@ -274,7 +274,7 @@ def import_jsonl(state: State, file: Path, as_json: bool) -> None:
 
     Prints the session's id (--json: the session as `sessions` lists it).
     """
-    sid = state.forest.import_native(file).id
+    sid = state.creator.import_native(file).id
     if as_json:
         emit_json(state.forest.session(sid).to_json())
     else:

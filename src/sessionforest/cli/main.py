@@ -7,7 +7,6 @@ with `--json` also prints `{"error": {...}}` on stdout for scripts to read.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +30,6 @@ from .common import JSON_KEY, State, emit_json
 EXIT_CODES: dict[type[BaseException], int] = {
     ForestError: 1,
     click.ClickException: 1,
-    sqlite3.Error: 1,  # the environment: a locked, read-only or full database
     click.UsageError: 2,
     UnknownSession: 3,
     UnknownEntry: 3,
@@ -56,8 +54,6 @@ def _message(exc: BaseException) -> str:
         return text
     if isinstance(exc, click.ClickException):
         return exc.format_message()
-    if isinstance(exc, sqlite3.Error):
-        return f"database error: {exc}"
     return str(exc)
 
 
@@ -93,7 +89,7 @@ def wants_json(args: Sequence[str]) -> bool:
 def _converted(as_json: Callable[[], bool]) -> Iterator[None]:
     try:
         yield
-    except (ForestError, click.ClickException, sqlite3.Error) as exc:
+    except (ForestError, click.ClickException) as exc:
         if as_json():
             emit_json({"error": error_json(exc)})
         # Escaped: one line, whatever a message quotes (titles, paths, file lines).
@@ -134,7 +130,11 @@ class ForestGroup(click.Group):
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite store to use (default: $FOREST_DB, else forest.db in the user data dir).",
+    help=(
+        "SQLite store to use (default: $FOREST_DB, else forest.db in the user data dir). "
+        "Read commands open it read-only and never create it; only the default store's "
+        "directory is ever created."
+    ),
 )
 @click.version_option(package_name="sessionforest", prog_name="forest")
 @click.pass_context
@@ -153,6 +153,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
 
 cli.add_command(sessions.new)
 cli.add_command(sessions.sessions)
+cli.add_command(sessions.bind)
 cli.add_command(entries.append)
 cli.add_command(entries.seek)
 cli.add_command(entries.checkpoint)
@@ -164,6 +165,8 @@ cli.add_command(status.status)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(admin.check)
+cli.add_command(admin.migrate)
+cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 for command in (search.recall, search.find, search.end, search.archive):
     cli.add_command(command)

@@ -44,8 +44,8 @@ def recall(state: State, session: str, query: str, limit: int, as_json: bool) ->
 
     Words match as in `forest find`; -word leaves out entries holding the word.
     """
-    sid = state.forest.resolve_session(session)
-    hits = state.forest.search_session_entries(sid, query, limit=limit)
+    sid = state.reader.resolve_session(session)
+    hits = state.reader.search_session_entries(sid, query, limit=limit)
     if as_json:
         emit_json({"session_id": sid, "query": query, "hits": [h.to_json() for h in hits]})
     else:
@@ -89,7 +89,7 @@ def find(
     limit: int,
     as_json: bool,
 ) -> None:
-    result = state.forest.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
+    result = state.reader.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
     if as_json:
         emit_json(result.to_json())
     else:

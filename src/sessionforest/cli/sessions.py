@@ -1,4 +1,5 @@
-"""Session commands: `forest new` creates a session, `forest sessions` lists them.
+"""Session commands: `forest new` creates a session, `forest sessions` lists them,
+`forest bind` gives one a directory to stamp.
 
 The listing is plain aligned columns rather than a rich table: rich cuts ids
 (the thing users copy) to fit the terminal, and a pipe gets no box drawing.
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import InvalidArgument
 from ..model import SessionInfo
 from ..render import escape
 from .common import State, emit_json, json_option, pass_state
@@ -49,7 +51,7 @@ def plain_table(infos: Sequence[SessionInfo]) -> list[str]:
 @pass_state
 def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool) -> None:
     """Create an empty session and print its id (--json: the session as `sessions` lists it)."""
-    sid = state.forest.create_session(title, harness, cwd)
+    sid = state.creator.create_session(title, harness, cwd)
     if as_json:
         emit_json(state.forest.session(sid).to_json())
     else:
@@ -67,7 +69,7 @@ def sessions(state: State, show_all: bool, as_json: bool) -> None:
     at the top: the order the web UI's sidebar uses. --json lists them in the
     same order.
     """
-    infos = state.forest.sessions(include_hidden=show_all, order="updated")
+    infos = state.reader.sessions(include_hidden=show_all, order="updated")
     if as_json:
         emit_json([info.to_json() for info in infos])
     elif not infos:
@@ -79,3 +81,35 @@ def sessions(state: State, show_all: bool, as_json: bool) -> None:
         click.echo(click.style(header, bold=True))  # plain when piped: click strips styles
         for line in rows:
             click.echo(line)
+
+
+@click.command()
+@click.argument("session")
+@click.argument(
+    "directory",
+    required=False,
+    type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
+)
+@json_option
+@pass_state
+def bind(state: State, session: str, directory: Path | None, as_json: bool) -> None:
+    """Bind SESSION to DIRECTORY (default: where an imported chat was recorded).
+
+    Appends to a bound session are stamped with that directory's git state
+    and `forest status` compares against it. Imported chats start unbound:
+    git never runs in a directory a transcript names until you bind it. A
+    bound directory never changes.
+    """
+    forest = state.forest
+    if directory is None:
+        origin = forest.session(session).origin_cwd
+        if origin is None:
+            raise InvalidArgument(
+                "directory", f"session {session} has no recorded directory; name one"
+            )
+        directory = Path(origin)
+    info = forest.bind(session, directory)
+    if as_json:
+        emit_json(info.to_json())
+    else:
+        click.echo(f"{session} bound to {info.cwd}")

@@ -25,7 +25,7 @@ from .common import State, emit_json, json_option, pass_state, resolve_entry
 @pass_state
 def status(state: State, session: str, entry_ref: str | None, as_json: bool) -> None:
     """Say whether SESSION's conversation and its worktree have diverged."""
-    forest = state.forest
+    forest = state.reader
     sid = forest.resolve_session(session)
     entry = resolve_entry(forest, sid, entry_ref) if entry_ref else None
     snapshot = forest.snapshot(sid, entry)
@@ -36,7 +36,10 @@ def status(state: State, session: str, entry_ref: str | None, as_json: bool) -> 
         )
         return
     info = forest.session(sid)
-    click.echo(escape(f"session {sid}  directory {info.cwd or '(none)'}"))
+    directory = info.cwd or "(none)"
+    if info.cwd is None and info.origin_cwd is not None:
+        directory += f"; recorded in {info.origin_cwd} (`forest bind {sid}` to use it)"
+    click.echo(escape(f"session {sid}  directory {directory}"))
     click.echo(escape(f"entry   {snapshot.selected or '(none)'}"))
     line = found.state if found.state != "diverged" else f"diverged ({found.what})"
     click.echo(escape(f"status  {line}: {found.reason}"))

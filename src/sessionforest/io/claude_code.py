@@ -169,7 +169,7 @@ def _chat(
         FORMAT,
         str(path),
         source_id,
-        cwd=peek.cwd,
+        origin_cwd=peek.cwd,
         visibility=visibility,
     )
     with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:

@@ -1,7 +1,7 @@
 """Native JSONL: the whole tree of one session, exactly, in a portable text file.
 
-Line 1 is a `session` header (ids, title, harness, cwd, status, visibility,
-head); every further line is one `entry` in sequence order with its id,
+Line 1 is a `session` header (ids, title, harness, cwd, origin_cwd, status,
+visibility, head); every further line is one `entry` in sequence order with its id,
 parent, kind, schema version, payload, visibility, time and stamp. Labels
 live in checkpoint entries. Import streams the file (memory stays flat),
 checks parents in the database rather than in a Python set, and is all or
@@ -22,6 +22,7 @@ import orjson
 
 from ..errors import ImportRejected, InvalidPayload, SessionExists, UnsupportedSchemaVersion
 from ..ids import id_problem, line_problem, normal_time
+from ..jsontext import encode, payload_text
 from ..kinds import KINDS, validate_payload
 from ..model import (
     LEGACY_KINDS,
@@ -45,13 +46,17 @@ INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
-# The first entry whose parent is missing, foreign, or not earlier in the file:
-# one indexed query after the bulk insert instead of a set of every id in memory.
+# The first entry whose parent is missing, foreign, not earlier in the file, or
+# of a newer schema version than the entry (no entry may have an ancestor newer
+# than itself: see forest._checked): one indexed query after the bulk insert
+# instead of a set of every id in memory.
 BAD_PARENT = """
-SELECT c.id, c.parent_entry_id, p.session_id
+SELECT c.id, c.parent_entry_id, p.session_id, p.sequence < c.sequence,
+       p.semantic_schema_version, c.semantic_schema_version
 FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
 WHERE c.session_id = ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence)
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
+       OR p.semantic_schema_version > c.semantic_schema_version)
 ORDER BY c.sequence LIMIT 1
 """
 
@@ -65,6 +70,7 @@ def export_session(conn: sqlite3.Connection, info: SessionInfo, out: IO[str]) ->
         "title": info.title,
         "harness": info.harness,
         "cwd": info.cwd,
+        "origin_cwd": info.origin_cwd,
         "status": info.status,
         "visibility": info.visibility,
         "created_at": info.created_at,
@@ -171,6 +177,10 @@ def _header(raw: bytes) -> dict[str, Any]:
         "harness": _one_line(header, "harness", "header"),
         "created_at": _time(header, "created_at", "header"),
         "cwd": _require(header, "cwd", (str, type(None)), "header"),
+        # Absent from files written before it existed.
+        "origin_cwd": _require(header, "origin_cwd", (str, type(None)), "header")
+        if "origin_cwd" in header
+        else None,
         "status": _choice(header, "status", "header", SessionStatus, SessionStatus.ACTIVE),
         "visibility": _choice(
             header, "visibility", "header", SessionVisibility, SessionVisibility.TOP_LEVEL
@@ -202,7 +212,7 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     stamp = obj.get("stamp")
     if stamp is not None and not isinstance(stamp, dict):
         raise ValueError("entry field 'stamp' must be an object or null")
-    body = orjson.dumps(payload).decode()
+    body = payload_text(kind, payload)
     return (
         eid,
         sid,
@@ -213,7 +223,7 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
         body,
         vis,
         created,
-        orjson.dumps(stamp).decode() if stamp is not None else None,
+        encode(stamp).decode() if stamp is not None else None,
         large.entry_text(kind, payload) if large.is_large(body) else None,
     )
 
@@ -263,19 +273,26 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
     sid, head = header["id"], header["head"]
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
         raise SessionExists(sid)
-    conn.execute(
-        "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            sid,
-            header["title"],
-            header["harness"],
-            header["cwd"],
-            header["created_at"],
-            header["status"],
-            header["visibility"],
-        ),
-    )
+    try:
+        conn.execute(
+            "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, "
+            "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sid,
+                header["title"],
+                header["harness"],
+                header["cwd"],
+                header["created_at"],
+                header["status"],
+                header["visibility"],
+                header["origin_cwd"],
+            ),
+        )
+    except sqlite3.IntegrityError as exc:
+        # Refused by the sessions_no_adoption trigger: a deleted row's entries remain.
+        raise ImportRejected(
+            name, number, f"session {sid}: {exc}; run `forest repair {sid}`"
+        ) from exc
     batch: list[tuple[Any, ...]] = []
     count = 0
     for number, raw in lines:
@@ -293,11 +310,16 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
     _flush(conn, path, batch)
     bad = conn.execute(BAD_PARENT, (sid,)).fetchone()
     if bad is not None:
-        eid, parent, owner = bad
+        eid, parent, owner, earlier, parent_version, version = bad
         if owner is None:
             reason = f"parent {parent} does not exist in this file"
         elif owner != sid:
             reason = f"parent {parent} belongs to another session ({owner})"
+        elif earlier and parent_version > version:
+            reason = (
+                f"parent {parent} has semantic_schema_version {parent_version}, newer than "
+                f"this entry's {version}: an entry is never older than its ancestors"
+            )
         else:
             reason = f"parent {parent} does not precede it (a forward or cyclic reference)"
         raise ImportRejected(name, _line_of(path, eid), reason, eid)

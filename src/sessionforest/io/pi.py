@@ -95,7 +95,9 @@ def _import_file(
         stated = iso_time(header.get("timestamp"))
         created = stated or file_time(path)
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], cwd=cwd)
+        spec = ChatSpec(
+            ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], origin_cwd=cwd
+        )
         with forest.bulk_chat(spec, path) as writer:
             start = stated or writer.created_at  # the stored chat's time on re-imports
             chat = _Chat(writer, ids, notes, start, linear=version == 1)

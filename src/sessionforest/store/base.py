@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, Protocol
 
-from ..model import CheckReport, Entry, Node, SessionInfo
+from ..model import CheckReport, Entry, Node, RepairReport, SessionInfo
 
 
 class Store(Protocol):
@@ -37,6 +37,8 @@ class Store(Protocol):
     def resolve_entry(self, session_id: str, ref: str) -> str: ...
 
     def set_status(self, session_id: str, status: str) -> None: ...
+
+    def bind(self, session_id: str, directory: Any) -> SessionInfo: ...
 
     def append(
         self,
@@ -83,6 +85,8 @@ class Store(Protocol):
     def checkpoints(self, session_id: str) -> list[Entry]: ...
 
     def check(self, *, quarantine: bool = True) -> CheckReport: ...
+
+    def repair(self, session_id: str) -> RepairReport: ...
 
     def export_jsonl(self, session_id: str, out: IO[str]) -> int: ...
 

@@ -16,18 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
-import orjson
-
 from ...errors import (
     EntryConflict,
     ImportRejected,
     InvalidArgument,
     SessionQuarantined,
-    StoreBusy,
+    StoreReadOnly,
 )
+from ...jsontext import payload_text
 from ...kinds import validate_payload
-from ...model import SessionInfo, SessionVisibility, Visibility
+from ...model import SUPPORTED_SCHEMA_VERSIONS, SessionInfo, SessionVisibility, Visibility
 from ...search import large
+from . import integrity
+from .connection import driver_error, rollback
 
 if TYPE_CHECKING:
     from ...io.common import Progress
@@ -46,7 +47,8 @@ INSERT_ENTRY = (
 
 INSERT_SESSION = (
     "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility, source_format, "
-    "source_path, source_id, summary, git_branch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "source_path, source_id, summary, git_branch, origin_cwd) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 SESSION_STATE = """
@@ -63,12 +65,15 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
 """
 
 # A safety net behind the importers' own ordering: a row written now whose
-# parent is missing, foreign or not earlier. One indexed pass over new rows.
-BAD_PARENT = """
-SELECT c.id, c.parent_entry_id, p.session_id
+# parent is missing, foreign or not earlier, or an entry stored before whose
+# schema version this sessionforest cannot read (see forest._checked for why
+# the parent is enough). One indexed pass over new rows.
+BAD_PARENT = f"""
+SELECT c.id, c.parent_entry_id, p.session_id, p.semantic_schema_version
 FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
 WHERE c.session_id = ? AND c.sequence > ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence)
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
+       OR p.semantic_schema_version NOT IN ({integrity.READABLE}))
 LIMIT 1
 """
 
@@ -91,7 +96,12 @@ SELECT COUNT(*) FROM (
 
 @dataclass(frozen=True, slots=True)
 class ChatSpec:
-    """The session row of an imported chat; `id` derives from (format, source id)."""
+    """The session row of an imported chat; `id` derives from (format, source id).
+
+    `origin_cwd` is where the source says the chat ran: kept as data, never
+    bound (no git runs there) unless the user binds the session. `cwd` binds
+    at import and is for callers that vouch for the directory themselves.
+    """
 
     id: str
     title: str
@@ -104,6 +114,7 @@ class ChatSpec:
     visibility: str = SessionVisibility.TOP_LEVEL
     summary: str | None = None
     git_branch: str | None = None
+    origin_cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +178,7 @@ class ChatWriter:
         vis = str(spec.default_visibility if visibility is None else visibility)
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
-        body = orjson.dumps(payload).decode()
+        body = payload_text(kind, payload)
         text = large.entry_text(kind, payload) if large.is_large(body) else None
         row = _Row(entry_id, parent, kind, body, vis, created_at, line, source, text)
         queued = self._batch.get(entry_id)
@@ -289,6 +300,14 @@ class ChatWriter:
         self.flush()
         conn, sid = self._conn, self._spec.id
         bad = conn.execute(BAD_PARENT, (sid, self._base)).fetchone()
+        if bad is not None and bad[2] == sid and bad[3] not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ImportRejected(
+                str(self._path),
+                None,
+                f"entry {bad[0]} would go below stored entry {bad[1]}, whose semantic schema "
+                f"version {bad[3]} this sessionforest cannot read",
+                bad[0],
+            )
         if bad is not None:
             raise ImportRejected(
                 str(self._path),
@@ -341,6 +360,19 @@ def _difference(stored: _Row, row: _Row) -> tuple[str, str] | None:
     return None
 
 
+def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
+    row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at, str(spec.visibility),
+           spec.source_format, spec.source_path, spec.source_id, spec.summary,
+           spec.git_branch, spec.origin_cwd)  # fmt: skip
+    try:
+        conn.execute(INSERT_SESSION, row)
+    except sqlite3.IntegrityError as exc:
+        refused = integrity.adoption_refused(exc, spec.id)
+        if refused is None:
+            raise
+        raise refused from exc
+
+
 def _forest(mixin: BulkMixin) -> Forest:
     """The importers take the whole store; a BulkMixin is only ever mixed into Forest."""
     return cast("Forest", mixin)
@@ -351,6 +383,7 @@ class BulkMixin:
 
     _conn: sqlite3.Connection
     path: Path
+    readonly_why: str | None
 
     if TYPE_CHECKING:
 
@@ -362,29 +395,16 @@ class BulkMixin:
     def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
         """Write one chat in one transaction; any error leaves the store as it was."""
         conn = self._conn
+        if self.readonly_why is not None:
+            raise StoreReadOnly(str(self.path), self.readonly_why)
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise driver_error(self.path, exc) from exc
         try:
             state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
             if state is None:
-                conn.execute(
-                    INSERT_SESSION,
-                    (
-                        spec.id,
-                        spec.title,
-                        spec.harness,
-                        spec.cwd,
-                        spec.created_at,
-                        str(spec.visibility),
-                        spec.source_format,
-                        spec.source_path,
-                        spec.source_id,
-                        spec.summary,
-                        spec.git_branch,
-                    ),
-                )
+                _insert_session(conn, spec)
                 last = 0
             else:
                 quarantine, fmt, source_id = state[0], state[1], state[2]
@@ -415,10 +435,13 @@ class BulkMixin:
                     "source_path = ? WHERE id = ?",
                     (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
                 )
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise driver_error(self.path, exc) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
-        conn.execute("COMMIT")
         writer.result = ChatResult(
             spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
         )

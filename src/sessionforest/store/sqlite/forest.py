@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
@@ -23,36 +22,47 @@ from ...errors import (
     ForeignEntry,
     HeadMoved,
     InvalidArgument,
-    InvalidPayload,
     SessionDamaged,
+    SessionExists,
     SessionQuarantined,
-    StoreBusy,
-    StoreUnreadable,
+    StoreReadOnly,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownSession,
     UnsupportedSchemaVersion,
 )
-from ...gitstamp import Divergence, Stamper, compare
+from ...gitstamp import Stamper
 from ...ids import Clock, id_problem, iso, new_id, utc_now
+from ...jsontext import NonFinite, encode, payload_text
 from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
     CheckReport,
     Entry,
     Node,
+    RepairReport,
     SessionInfo,
     SessionStatus,
     SessionVisibility,
-    Snapshot,
     Visibility,
 )
 from ...search import large
 from ...search.mixin import SearchMixin
-from . import integrity, migrations
+from . import integrity
 from .bulk import BulkMixin
+from .connection import (
+    DURABILITY,
+    converts_driver_errors,
+    default_path,
+    driver_error,
+    open_store,
+    rollback,
+    transaction,
+)
 from .refs import RefsMixin, suggesting
+from .repair import repair_session
 from .trees import TreesMixin
+from .worktree import WorktreeMixin
 
 
 class _Unset:
@@ -71,30 +81,24 @@ class _Auto:
 # append(stamp=AUTO): the controller stamps entries of sessions bound to a directory.
 AUTO: Final = _Auto()
 
-DURABILITY = {
-    # WAL + NORMAL: a committed append survives any process crash (SIGKILL
-    # included); a power cut may lose the last few commits, never consistency.
-    "normal": "NORMAL",
-    # WAL + FULL: also survives power loss for every acknowledged commit, at
-    # the price of one fsync per append.
-    "full": "FULL",
-}
-
 ENTRY_COLUMNS = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
     "context_visibility, created_at, stamp"
 )
 
 # One round trip gathers everything an append must check: the session (and
-# its quarantine), the head, the next sequence and the parent's owner. (An
-# INSERT ... SELECT doing the checks in place measured slower: SQLite
-# materialises a SELECT that reads the table being inserted into.)
+# its quarantine), the head, the next sequence, and the owner and schema
+# version of the entry the append goes below (the given parent, else the
+# head). (An INSERT ... SELECT doing the checks in place measured slower:
+# SQLite materialises a SELECT that reads the table being inserted into.)
 APPEND_STATE = """
-SELECT s.quarantine,
-       (SELECT active_entry_id FROM session_heads WHERE session_id = s.id),
+SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       (SELECT session_id FROM session_entries WHERE id = :parent)
-FROM sessions s WHERE s.id = :sid
+       p.session_id, p.semantic_schema_version, s.cwd
+FROM sessions s
+LEFT JOIN session_heads h ON h.session_id = s.id
+LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
+WHERE s.id = :sid
 """
 
 INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -132,7 +136,7 @@ SESSION_ROW = """
 SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
        COALESCE(h.updated_at, s.created_at), h.active_entry_id,
        (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine,
-       s.source_format, s.source_path, s.source_id
+       s.source_format, s.source_path, s.source_id, s.origin_cwd
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
@@ -145,32 +149,6 @@ SESSION_ORDERS = {
 }
 
 
-def default_path() -> Path:
-    """`FOREST_DB` if set, else `forest.db` in the user data directory."""
-    env = os.environ.get("FOREST_DB")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("sessionforest", appauthor=False)) / "forest.db"
-
-
-def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
-    """Switch to WAL, waiting out other connections.
-
-    Changing the journal mode needs the database to itself and SQLite reports
-    SQLITE_BUSY at once rather than through the busy handler, so retry here.
-    """
-    deadline = time.monotonic() + timeout_s
-    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
 def _prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:
     """Validate an entry to be appended: (payload JSON, visibility)."""
     spec = validate_payload(kind, payload)
@@ -180,11 +158,18 @@ def _prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]
         raise InvalidArgument(
             "context_visibility", f"expected context or hidden; got {visibility!r}"
         )
+    return payload_text(kind, payload), str(visibility)
+
+
+def _stamp_text(stamp: dict[str, Any] | None) -> str | None:
+    if stamp is None:
+        return None
     try:
-        body = orjson.dumps(payload).decode()
-    except orjson.JSONEncodeError as exc:  # e.g. an integer beyond 64 bits
-        raise InvalidPayload(kind, "$", f"cannot be stored as JSON: {exc}") from exc
-    return body, str(visibility)
+        return encode(stamp).decode()
+    except NonFinite as exc:
+        raise InvalidArgument("stamp", str(exc)) from exc
+    except orjson.JSONEncodeError as exc:
+        raise InvalidArgument("stamp", f"cannot be stored as JSON: {exc}") from exc
 
 
 def _checked(
@@ -193,21 +178,42 @@ def _checked(
     parent: str | None,
     expect_head: str | _Unset | None,
 ) -> tuple[str | None, int]:
-    """From APPEND_STATE: the parent to append below and the next sequence, or the error."""
+    """From APPEND_STATE: the parent to append below and the next sequence, or the error.
+
+    Only the parent's schema version is checked, never its ancestors': every
+    writer refuses to write below an entry it cannot read, and writes at a
+    version at least its parent's (appends at CURRENT_SCHEMA_VERSION, imports
+    check both), so no entry has an ancestor of a higher version than its own.
+    Readable versions are all versions up to this sessionforest's, so a
+    readable parent means a readable path to the root. Entries stored before
+    this rule (or by raw SQL) can break it; `check` finds those
+    (unsupported-version) and quarantines the session, which refuses appends.
+    """
     if state is None:
         raise UnknownSession(session_id)
-    quarantine, head, last, parent_owner = state
+    quarantine, head, last, owner, version, _ = state
     if quarantine is not None:
         raise SessionQuarantined(session_id, quarantine)
     if expect_head is not UNSET and expect_head != head:
         raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-    if parent is None:
-        parent = head
-    elif parent_owner is None:
+    below = parent if parent is not None else head
+    if below is None:
+        return None, (last or 0) + 1
+    if owner is None:
+        if parent is None:
+            raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
         raise UnknownEntry(parent, session_id)
-    elif parent_owner != session_id:
-        raise ForeignEntry(parent, session_id, parent_owner)
-    return parent, (last or 0) + 1
+    if owner != session_id:
+        if parent is None:
+            raise SessionDamaged(session_id, f"head {head} belongs to session {owner}")
+        raise ForeignEntry(parent, session_id, owner)
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        # Writing below an entry this version cannot read would build on
+        # history no reader of this store can check.
+        raise UnsupportedSchemaVersion(
+            below, version, session_id, "append below an entry it cannot read"
+        )
+    return below, (last or 0) + 1
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
@@ -225,16 +231,31 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
     return list(map(Entry.from_row, rows))
 
 
-class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
+__all__ = ["AUTO", "DURABILITY", "UNSET", "Forest", "default_path"]
+
+
+@converts_driver_errors(exempt=("append",))
+class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Clock) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        clock: Clock,
+        *,
+        readonly: str | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self._conn = conn
         self._cursor = conn.cursor()
         self._stamper = Stamper()
-        self._cwd: dict[str, str | None] = {}  # session -> bound directory (immutable)
+        self._cwd: dict[str, str | None] = {}  # see WorktreeMixin
         self.path = path
+        self.readonly_why = readonly  # why writes are refused; None: they are not
         self._clock = clock
+        self._on_close = on_close
+        self.migrated: list[str] = []  # migrations this open applied
 
     # --- opening -----------------------------------------------------------------
 
@@ -243,47 +264,51 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
         cls,
         path: str | os.PathLike[str] | None = None,
         *,
+        readonly: bool = False,
+        create: bool = True,
         durability: str = "normal",
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
     ) -> Forest:
-        """Open (creating and migrating if needed) the store at `path`.
+        """Open the store at `path` (None: `FOREST_DB` or the user data directory).
 
-        `path=None` uses `FOREST_DB` or the user data directory. `durability`
-        is "normal" (WAL + synchronous=NORMAL) or "full" (WAL + FULL).
+        Read-write (the default) creates the file when `create` (and, for the
+        default store only, its directory), migrates and uses WAL with
+        `durability` "normal" (synchronous=NORMAL) or "full". `readonly=True`
+        never creates, migrates or writes anything: a missing file raises
+        StoreMissing, a store needing migrations StoreOutdated. Either mode
+        refuses a database that is not a store (NotAStore), and a file that
+        cannot be written opens read-only (`forest.readonly`).
         """
         if durability not in DURABILITY:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
-        target = Path(path) if path is not None else default_path()
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves so every
-            # write is exactly one explicit IMMEDIATE transaction.
-            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            # Migrate before switching to WAL: a refused migration then leaves
-            # the file exactly as it was, journal mode included.
-            migrations.migrate(conn)
-            _enable_wal(conn, busy_timeout_ms / 1000)
-            conn.execute(f"PRAGMA synchronous = {DURABILITY[durability]}")
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreBusy(str(target), str(exc)) from exc
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreUnreadable(str(target), str(exc)) from exc
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, target, clock or utc_now)
+        target, opened = open_store(
+            path,
+            readonly=readonly,
+            create=create,
+            durability=durability,
+            busy_timeout_ms=busy_timeout_ms,
+        )
+        forest = cls(
+            opened.conn,
+            target,
+            clock or utc_now,
+            readonly=opened.readonly,
+            on_close=opened.close,
+        )
+        forest.migrated = opened.migrated
+        return forest
+
+    @property
+    def readonly(self) -> bool:
+        """Whether this Forest refuses writes (opened read-only, or the file is not writable)."""
+        return self.readonly_why is not None
 
     def close(self) -> None:
-        self._conn.close()
+        if self._on_close is not None:
+            self._on_close()
+        else:
+            self._conn.close()
 
     def __enter__(self) -> Forest:
         return self
@@ -293,17 +318,10 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        if self.readonly_why is not None:
+            raise StoreReadOnly(str(self.path), self.readonly_why)
+        with transaction(self._conn, self.path, self.readonly_why):
+            yield self._conn
 
     def _now(self) -> str:
         return iso(self._clock())
@@ -326,18 +344,26 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
             raise InvalidArgument("session id", f"{session_id!r} {why}")
         sid = session_id or new_id()
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    title,
-                    harness,
-                    os.path.abspath(cwd) if cwd is not None else None,
-                    created_at or self._now(),
-                    str(visibility),
-                ),
-            )
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+                raise SessionExists(sid)
+            try:
+                conn.execute(
+                    "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        sid,
+                        title,
+                        harness,
+                        os.path.abspath(cwd) if cwd is not None else None,
+                        created_at or self._now(),
+                        str(visibility),
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                refused = integrity.adoption_refused(exc, sid)
+                if refused is None:
+                    raise
+                raise refused from exc
         return sid
 
     def session(self, session_id: str) -> SessionInfo:
@@ -402,21 +428,25 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
         body, vis = _prepare(kind, payload, visibility)
         entry_id, now = new_id(), self._now()
         created = created_at or now
+        auto, cwd = False, None
         if isinstance(stamp, _Auto):
             # Taken before the write lock: git status must not hold up other writers.
-            cwd = self._session_cwd(session_id)
+            auto, cwd = True, self._session_cwd(session_id)
             stamp = self._stamper.stamp(cwd) if cwd is not None else None
-        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+        stamp_text = _stamp_text(stamp)
         # Inlined transaction on one reused cursor (not self._write()): this
         # is the hottest path, and every avoided allocation shows.
         conn = self._cursor
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreBusy(str(self.path), str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
         try:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
+            if auto and state[5] != cwd:
+                stamp = self._rebound(session_id, state[5])
+                stamp_text = _stamp_text(stamp)
             conn.execute(
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
@@ -425,8 +455,11 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
                 large.index_large(conn, session_id, sequence, kind, large.entry_text(kind, payload))
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(self._conn)
+            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
         except BaseException as exc:
-            conn.execute("ROLLBACK")
+            rollback(self._conn)
             # Suggestions are looked for only now, with the write lock released.
             if isinstance(exc, UnknownSession | UnknownEntry):
                 raise self._with_suggestions(exc) from None
@@ -453,11 +486,14 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
         now = self._now()
         cwd = self._session_cwd(session_id)
         stamp = self._stamper.stamp(cwd) if cwd is not None else None
-        stamp_text = orjson.dumps(stamp).decode() if stamp is not None else None
+        stamp_text = _stamp_text(stamp)
         entries: list[Entry] = []
         with self._write() as conn:
             state = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
             parent, sequence = _checked(state, session_id, parent, expect_head)
+            if state[5] != cwd:
+                stamp = self._rebound(session_id, state[5])
+                stamp_text = _stamp_text(stamp)
             for kind, payload, body, vis in prepared:
                 entry_id = new_id()
                 conn.execute(
@@ -473,66 +509,6 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
                 parent, sequence = entry_id, sequence + 1
             conn.execute(UPSERT_HEAD, (session_id, parent, now))
         return entries
-
-    def _session_cwd(self, session_id: str) -> str | None:
-        try:
-            return self._cwd[session_id]
-        except KeyError:
-            pass
-        row = self._conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None:
-            return None  # the append itself reports the unknown session
-        self._cwd[session_id] = row[0]
-        return row[0]  # type: ignore[no-any-return]
-
-    # --- worktree divergence -----------------------------------------------------
-
-    def divergence(self, session_id: str, entry_id: str | None = None) -> Divergence:
-        """Compare an entry's stamp (default: the head's) with the worktree now."""
-        head = self._readable(session_id)
-        target = entry_id or head
-        if target is None:
-            return Divergence("unknown", reason="session has no entries")
-        entry = self.entry(session_id, target)
-        return self._compare(session_id, entry.stamp)
-
-    def current_stamp(self, session_id: str) -> dict[str, Any] | None:
-        """The stamp the worktree of the session's directory would get now (None: none)."""
-        cwd = self._session_cwd(session_id)
-        return self._stamper.stamp(cwd) if cwd is not None else None
-
-    def _compare(self, session_id: str, stamp: dict[str, Any] | None) -> Divergence:
-        cwd = self._session_cwd(session_id)
-        if cwd is None:
-            return Divergence("unknown", reason="session is not bound to a directory", stamp=stamp)
-        if not os.path.isdir(cwd):
-            return Divergence("unknown", reason=f"directory {cwd} does not exist", stamp=stamp)
-        current = self._stamper.stamp(cwd)
-        why = "" if current is not None else f"{cwd} is not a git repository"
-        return compare(stamp, current, why)
-
-    def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
-        """The tree skeleton, active path, tips, checkpoints and the divergence of
-        `entry` (default: the head), read in one transaction so they agree."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            head = self._readable(session_id)
-            nodes = self.skeleton(session_id)
-            path = [e.id for e in self.active_path(session_id)]
-            checkpoints = [(c.id, str(c.payload["label"])) for c in self.checkpoints(session_id)]
-            selected = entry or head
-            stamp = self.entry(session_id, selected).stamp if selected is not None else None
-        finally:
-            conn.execute("COMMIT")
-        parents = {n.parent_id for n in nodes}
-        tips = [n.id for n in nodes if n.id not in parents]
-        if selected is None:
-            divergence = Divergence("unknown", reason="session has no entries")
-        else:
-            divergence = self._compare(session_id, stamp)
-        return Snapshot(session_id, head, selected, tuple(nodes), tuple(path), tuple(tips),
-                        tuple(checkpoints), divergence)  # fmt: skip
 
     def move_head(
         self, session_id: str, entry_id: str, *, expect_head: str | _Unset | None = UNSET
@@ -674,17 +650,33 @@ class Forest(RefsMixin, TreesMixin, SearchMixin, BulkMixin):
     # --- integrity ---------------------------------------------------------------
 
     def check(self, *, quarantine: bool = True) -> CheckReport:
-        """Find orphan and cross-session parents, cycles and invalid heads.
+        """Find orphan and cross-session parents, cycles, sequence gaps, entries of
+        unreadable schema versions, invalid or missing heads, and entries whose
+        session row is gone.
 
         A damaged session is quarantined (reads and appends refuse it) without
         touching any other session; a quarantined session found healthy again
-        is released.
+        is released. A session whose row is gone is fenced off by that alone
+        (see integrity.apply_quarantine); `repair` recreates the row.
         """
         report = integrity.scan(self._conn)
         if quarantine:
             with self._write() as conn:
                 integrity.apply_quarantine(conn, report)
         return report
+
+    def repair(self, session_id: str) -> RepairReport:
+        """Fix what can be fixed without touching an entry, then check the session afresh.
+
+        Recreates a missing session row (its entries remain) and points a
+        missing, dangling or foreign head at the newest entry whose path to the
+        root is intact. Nothing else: entries are immutable, so orphan or
+        foreign parents, cycles, sequence gaps and unreadable schema versions
+        stay, each reported with why. The fresh check alone decides the
+        quarantine: released only when the session is clean, set otherwise.
+        """
+        with self._write() as conn:
+            return repair_session(conn, session_id, self._now())
 
     # --- native JSONL ------------------------------------------------------------
 

@@ -8,6 +8,7 @@ schema version 5) are recognised. Released migrations are never edited.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -16,9 +17,24 @@ import orjson
 
 from ...errors import MigrationError
 from ...ids import iso, utc_now
+from ...render import plural
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
+
+# `PRAGMA application_id` of a store ("SFST"): the file header says what it is.
+APPLICATION_ID = 0x53465354
+
+# The pre-names era (user_version 1-5, no forest_migrations table): the
+# tables its first N migrations created, in order. A database claiming that
+# era must have them, or it is some other program's file.
+LEGACY_TABLES = ("sessions", "agent_events", "session_entries", "session_heads")
+LEGACY_ERA = 5
+
+# SQLite result codes that describe the environment (disk full, read-only
+# file, busy), not a migration's logic: those leave as the driver's error so
+# the opener can say what happened to the file.
+ENVIRONMENT_CODES = {5, 6, 8, 13}
 
 
 def migration(fn: Migration) -> Migration:
@@ -293,6 +309,67 @@ def session_gram_index(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def store_application_id(conn: sqlite3.Connection) -> None:
+    # Marks the file as a store in its header, so opening any SQLite file can
+    # tell a store from another program's database before touching it.
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+@migration
+def session_origin_cwd(conn: sqlite3.Connection) -> None:
+    # Where an imported chat was recorded is data, not a directory to run git
+    # in: it moves out of `cwd` (the bound directory stamps use) until the
+    # user binds the session (`forest bind`).
+    _run(
+        conn,
+        "ALTER TABLE sessions ADD COLUMN origin_cwd TEXT",
+        "UPDATE sessions SET origin_cwd = cwd, cwd = NULL "
+        "WHERE source_format IS NOT NULL AND cwd IS NOT NULL",
+    )
+
+
+# Raised by sessions_no_adoption; forest.py maps it to SessionDamaged.
+ADOPTION_REFUSED = "session row refused: entries or a head of a session with this id remain"
+
+
+@migration
+def sessions_kept(conn: sqlite3.Connection) -> None:
+    # A session's entries are immutable and name it by id, so deleting its row
+    # (or changing its id) would hide them from every read while `check` said
+    # ok. Sessions are archived, never deleted.
+    _run(
+        conn,
+        """CREATE TRIGGER sessions_no_delete BEFORE DELETE ON sessions
+        BEGIN
+            SELECT RAISE(ABORT, 'a session cannot be deleted: archive it instead');
+        END""",
+        """CREATE TRIGGER sessions_no_id_change BEFORE UPDATE OF id ON sessions
+        WHEN NEW.id IS NOT OLD.id
+        BEGIN
+            SELECT RAISE(ABORT, 'a session id cannot change: its entries name it');
+        END""",
+    )
+
+
+@migration
+def sessions_no_adoption(conn: sqlite3.Connection) -> None:
+    # A row deleted before sessions_kept (or behind its back) leaves entries
+    # that a new session with the same id would silently adopt. A row may
+    # come back over them only quarantined, which is how `repair` recreates
+    # it before checking the session afresh.
+    _run(
+        conn,
+        f"""CREATE TRIGGER sessions_no_adoption BEFORE INSERT ON sessions
+        WHEN NEW.quarantine IS NULL AND (
+            EXISTS (SELECT 1 FROM session_entries WHERE session_id = NEW.id)
+            OR EXISTS (SELECT 1 FROM session_heads WHERE session_id = NEW.id))
+        BEGIN
+            SELECT RAISE(ABORT, '{ADOPTION_REFUSED}');
+        END""",
+    )
+
+
+@migration
 def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
     # The index triggers skip payloads over 1 MiB, which their writers index
     # from Python (search/large.py): SQLite's JSON functions held some thirty
@@ -316,6 +393,48 @@ def applied(conn: sqlite3.Connection) -> set[str]:
     # version number: the first N migrations describe their schema.
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     return {name for name, _ in MIGRATIONS[:version]}
+
+
+def not_a_store(conn: sqlite3.Connection, *, empty_ok: bool) -> str | None:
+    """Why this database is not a forest store (None: it is one, or empty and `empty_ok`).
+
+    A store has the `forest_migrations` table (every store since names were
+    recorded) or our application_id, or is a pre-names database (user_version
+    1-5) with the tables that era's migrations made.
+    """
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app_id not in (0, APPLICATION_ID):
+        return f"its header carries application_id {app_id:#x}, another program's format"
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY rowid"
+        )
+    ]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if not tables and not conn.execute("SELECT 1 FROM sqlite_master").fetchone():
+        if version:
+            return f"it has no tables but claims schema version {version}"
+        return None if empty_ok else "it is an empty database (no forest schema yet)"
+    if "forest_migrations" in tables or app_id == APPLICATION_ID:
+        return None
+    if 1 <= version <= LEGACY_ERA:
+        missing = [t for t in LEGACY_TABLES[:version] if t not in tables]
+        if not missing:
+            return None
+        return f"it claims schema version {version} but has no {', '.join(missing)} table"
+    shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+    return (
+        f"it has {plural(len(tables), 'table')} ({shown}) and no forest schema marker "
+        "(no forest_migrations table, no sessionforest application_id)"
+    )
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations this store still needs, in order."""
+    done = applied(conn)
+    return [name for name, _ in MIGRATIONS if name not in done]
 
 
 def _record_legacy_names(conn: sqlite3.Connection, done: set[str]) -> None:
@@ -356,9 +475,22 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
                 ran.append(name)
             conn.execute("COMMIT")
         except MigrationError:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
+            rollback(conn)
+            if getattr(exc, "sqlite_errorcode", -1) & 0xFF in ENVIRONMENT_CODES:
+                raise  # the opener names the file and the cause (full, read-only, busy)
             raise MigrationError(name, str(exc)) from exc
     return ran
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open.
+
+    SQLite rolls back by itself on some errors (SQLITE_FULL among them); a
+    second ROLLBACK would then fail and hide the error that mattered.
+    """
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):  # the error being raised says more
+            conn.execute("ROLLBACK")

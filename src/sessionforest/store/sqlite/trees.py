@@ -27,6 +27,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...ids import new_id
+from ...jsontext import NonFinite, encode
 from ...kinds import validate_payload
 from ...model import SUPPORTED_SCHEMA_VERSIONS, Entry
 
@@ -307,7 +308,9 @@ class TreesMixin:
             )
         try:
             # Sorted keys: the same policy is always the same stored text.
-            text = orjson.dumps(policy, option=orjson.OPT_SORT_KEYS).decode()
+            text = encode(policy, option=orjson.OPT_SORT_KEYS).decode()
+        except NonFinite as exc:
+            raise InvalidArgument("policy", str(exc)) from exc
         except orjson.JSONEncodeError as exc:
             raise InvalidArgument("policy", f"must be a JSON object: {exc}") from exc
         return self._add_agent(AgentRole.WORKER, orchestrator_id, session_id, text, workspace_id)
