@@ -8,6 +8,8 @@ small and a ~500 MB generated file in a fresh subprocess (see `run`).
 from __future__ import annotations
 
 import json
+import random
+import string
 import subprocess
 import sys
 import time
@@ -25,6 +27,7 @@ from sessionforest import Forest
 NAME = "importers"
 TARGET = 0.50  # library entries/s >= 50% of the floor's
 FLAT = 1.5  # peak RSS growth for the big file <= 1.5x the small file's
+LINE_BOUND = 10  # peak RSS growth for one huge message <= 10x its line (see tests/io)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data"
 CLAUDE_SOURCES = [
@@ -43,9 +46,10 @@ INSERT_ENTRY = (
 )
 
 
-def _sizes(quick: bool) -> tuple[int, tuple[int, int], int]:
-    """(lines per timed file, (small, big) MiB for the memory check, runs per side)."""
-    return (10_000, (16, 64), 3) if quick else (60_000, (50, 500), 3)
+def _sizes(quick: bool) -> tuple[int, tuple[int, int], int, int]:
+    """(lines per timed file, (small, big) MiB for the memory check, runs per side,
+    MiB of the one huge message)."""
+    return (10_000, (16, 64), 3, 16) if quick else (60_000, (50, 500), 3, 60)
 
 
 # --- sources ---------------------------------------------------------------------------
@@ -82,6 +86,24 @@ def _claude_lines(limit_lines: int | None, limit_bytes: int | None, out: Path) -
                 written += 1
                 size += len(line)
             copy += 1
+
+
+def _huge_message(mib: int, out: Path) -> int:
+    """Write a Claude Code sample whose first message is `mib` MiB of varied words (a
+    pasted log); returns that line's size in bytes."""
+    rng = random.Random(60)
+    words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 10)))
+             for _ in range(50_000)]  # fmt: skip
+    rows, size = [], 0
+    while size < mib << 20:
+        rows.append(" ".join(rng.choices(words, k=12)))
+        size += len(rows[-1]) + 1
+    lines = (SAMPLES / CLAUDE_SOURCES[0]).read_text(encoding="utf-8").splitlines()
+    prompt = next(r for r in map(json.loads, lines) if r.get("type") == "user")
+    pasted = {"role": "user", "content": [{"type": "text", "text": "\n".join(rows)}]}
+    line = orjson.dumps({**prompt, "uuid": "pasted", "parentUuid": None, "message": pasted})
+    out.write_bytes(b"\n".join([line, *(x.encode() for x in lines)]) + b"\n")
+    return len(line)
 
 
 def _pi_lines(limit_lines: int, out: Path) -> int:
@@ -243,7 +265,7 @@ def _measure_rss(source: Path) -> dict[str, Any]:
 
 
 def run(quick: bool) -> Section:
-    lines, (small_mib, big_mib), runs = _sizes(quick)
+    lines, (small_mib, big_mib), runs, huge_mib = _sizes(quick)
     rows: list[Row] = []
     notes: list[str] = []
     for fmt in ("claude-code", "pi"):
@@ -268,6 +290,22 @@ def run(quick: bool) -> Section:
             f"{harness.mib(small['growth'])} -> {harness.mib(big['growth'])}", "—",
             harness.ratio(ratio), f"<= {FLAT}x (flat)", harness.verdict(ratio <= FLAT))
     )  # fmt: skip
+    huge = harness.WORK / "importers-huge-message.jsonl"
+    line = _huge_message(huge_mib, huge)
+    one = _measure_rss(huge)
+    huge.unlink()
+    times = one["growth"] / line
+    rows.append(
+        Row(f"claude-code: one {harness.mib(line)} message, peak RSS growth (library only)",
+            f"{harness.mib(one['growth'])}", "—", f"{times:.1f}x the line",
+            f"<= {LINE_BOUND}x the line", harness.verdict(times <= LINE_BOUND))
+    )  # fmt: skip
+    notes.append(
+        f"One {harness.mib(line)} message (the first of its chat, so it also opens the "
+        f"search digest) imported in {one['seconds']:.1f} s: RSS before "
+        f"{harness.mib(one['before'])}, peak {harness.mib(one['peak'])}. Before it was "
+        "indexed outside SQL's JSON functions (issue 8), such a message took about 30x its line."
+    )
     for m in memory.values():
         notes.append(
             f"{harness.mib(m['bytes'])} Claude Code file, {m['entries']:,} entries imported in "
@@ -286,7 +324,8 @@ def run(quick: bool) -> Section:
             "the very rows the library stored (plus session and head rows), one transaction, "
             "no mapping or validation; a second floor inserts the rows without reading the "
             f"file. {runs} runs per side, interleaved. Memory: peak RSS growth of a Claude Code "
-            "import in a fresh subprocess, for a small and a large generated file."
+            "import in a fresh subprocess, for a small and a large generated file, and for "
+            "a file whose first message is one huge line of words."
         ),
         rows=rows,
         notes=notes,

@@ -48,8 +48,8 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from .io.common import ChatReport, ImportReport, SkippedLine
 from .io.gasp import Transcript
+from .io.report import ChatReport, ImportFailure, ImportReport, SkippedLine
 from .model import (
     CheckReport,
     Entry,
@@ -92,6 +92,7 @@ __all__ = [
     "GateReason",
     "HeadMoved",
     "HistoryDiverged",
+    "ImportFailure",
     "ImportRejected",
     "ImportReport",
     "InvalidArgument",

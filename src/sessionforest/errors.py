@@ -33,7 +33,7 @@
     │   │   ├── StoreFull            the disk (or the size limit) is full
     │   │   └── StoreReadOnly        the file, directory or filesystem refuses writes
     │   ├── ImportRejected           path, line, reason (entry_id when known)
-    │   │   └── EntryConflict        an imported id is already stored with other content
+    │   │   └── EntryConflict        source_id: a record said something else before
     │   ├── MigrationError           migration name, reason
     │   ├── NotOnActiveBranch        entry_id, session_id: evidence off the active branch
     │   ├── NotEvidence              entry_id, kind: only worker.result entries are evidence
@@ -403,7 +403,21 @@ class ImportRejected(StoreError):
 
 
 class EntryConflict(ImportRejected):
-    """A re-import met an entry id stored earlier with different content."""
+    """A record says something else than the same record did before: on an earlier line
+    of the file, or in an earlier import. The message names the record by its source id
+    (`source_id`, such as "uuid 5f3e..."); `entry_id` is the forest id it maps to."""
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        reason: str,
+        entry_id: str | None = None,
+        source_id: str | None = None,
+    ) -> None:
+        super().__init__(path, line, reason, None)
+        self.entry_id = entry_id
+        self.source_id = source_id
 
 
 class MigrationError(StoreError):

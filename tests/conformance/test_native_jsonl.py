@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from sessionforest import Forest, ImportRejected, SessionExists
+from sessionforest import Forest, ImportRejected, InvalidArgument, SessionExists
 
 
 def user(text: str) -> dict[str, Any]:
@@ -160,3 +160,112 @@ def test_leftovers_of_a_deleted_session_row_are_not_adopted(
     assert err.value.line == 1
     assert f"forest repair {branched}" in str(err.value)
     assert rows(forest.path) == before
+
+
+# --- nothing in the file is trusted ----------------------------------------------------
+
+# (name, line to change (0: header), field, value, text the error must contain)
+UNTRUSTED = [
+    ("newer format", 0, "format_version", 2, "format_version 2 is not one this sessionforest"),
+    ("no format version", 0, "format_version", None, "header is missing 'format_version'"),
+    ("format version as text", 0, "format_version", "1", "'format_version' must be int"),
+    ("empty session id", 0, "id", "", "header field 'id' must not be empty"),
+    ("session id with a space", 0, "id", "a b", "must not contain whitespace"),
+    ("session id with NUL", 0, "id", "a\x00b", "control characters (found '\\x00')"),
+    ("session id too long", 0, "id", "x" * 129, "at most 128 characters, got 129"),
+    ("session id like an option", 0, "id", "--db", "must not start with '-'"),
+    ("status", 0, "status", "paused", "'status' must be one of active, ended, archived"),
+    ("visibility", 0, "visibility", "secret", "'visibility' must be one of top-level, hidden"),
+    ("header time", 0, "created_at", "yesterday", "must be an ISO 8601 timestamp"),
+    ("title with a newline", 0, "title", "a\nb", "'title' must not contain control"),
+    ("title with an escape", 0, "title", "\x1b[2Jx", "found '\\x1b' at 1"),
+    ("harness with a bidi override", 0, "harness", "ab\u202ec", "'harness' must not contain"),
+    ("head id", 0, "head", "a\tb", "header field 'head' must not contain"),
+    ("entry id", 2, "id", "a\nb", "entry field 'id' must not contain"),
+    ("empty entry id", 2, "id", "", "entry field 'id' must not be empty"),
+    ("entry time", 2, "created_at", "2025-13-01T00:00:00Z", "must be an ISO 8601 timestamp"),
+    ("entry time a number", 2, "created_at", 1700000000, "'created_at' must be str"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "index", "field", "value", "needle"), UNTRUSTED, ids=[c[0] for c in UNTRUSTED]
+)
+def test_untrusted_fields_are_refused_with_file_line_and_entry(
+    forest: Forest,
+    branched: str,
+    tmp_path: Path,
+    name: str,
+    index: int,
+    field: str,
+    value: Any,
+    needle: str,
+) -> None:
+    lines = _lines(forest, branched)
+    lines[0]["id"] = "fresh-session"
+    if value is None:
+        del lines[index][field]
+    else:
+        lines[index][field] = value
+    path = tmp_path / "untrusted.jsonl"
+    path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
+    target = Forest.open(tmp_path / "target.db")
+    before = rows(target.path)
+    with pytest.raises(ImportRejected) as err:
+        target.import_jsonl(path)
+    assert (err.value.path, err.value.line) == (str(path), index + 1)
+    assert needle in str(err.value), str(err.value)
+    # An entry is named when its id is one; a bad id is not echoed as an id.
+    expected = lines[index]["id"] if index and field != "id" else None
+    assert err.value.entry_id == expected
+    assert rows(target.path) == before
+    target.close()
+
+
+def test_times_are_stored_in_the_forest_form(forest: Forest, branched: str, tmp_path: Path) -> None:
+    lines = _lines(forest, branched)
+    lines[0]["id"] = "zoned"
+    lines[0]["created_at"] = "2025-03-01T10:00:00+02:00"
+    lines[1]["created_at"] = "2025-03-01T10:00:01.123456+02:00"
+    path = tmp_path / "zoned.jsonl"
+    path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
+    other = Forest.open(tmp_path / "other.db")
+    other.import_jsonl(path)
+    assert other.session("zoned").created_at == "2025-03-01T08:00:00.000Z"
+    assert other.entries("zoned")[0].created_at == "2025-03-01T08:00:01.123Z"
+    other.close()
+
+
+def test_a_line_over_the_cap_is_refused_before_it_is_loaded(
+    forest: Forest, branched: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessionforest.io import common
+
+    lines = _lines(forest, branched)
+    lines[0]["id"] = "capped"
+    lines[2]["payload"]["padding"] = "x" * (3 << 20)
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
+    monkeypatch.setattr(common, "MAX_LINE", 1 << 20)
+    before = rows(forest.path)
+    with pytest.raises(ImportRejected, match=r":3: line is longer than 1 MiB; refusing to load"):
+        forest.import_jsonl(path)
+    assert rows(forest.path) == before
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"session_id": "a b"}, "invalid session id: 'a b' must not contain whitespace"),
+        ({"session_id": "-x"}, "must not start with '-'"),
+        ({"session_id": "x" * 200}, "at most 128 characters"),
+        ({"session_id": "a\x1bb"}, "must not contain whitespace or control characters"),
+    ],
+)
+def test_create_session_takes_ids_by_the_same_rule(
+    forest: Forest, kwargs: dict[str, Any], needle: str
+) -> None:
+    with pytest.raises(InvalidArgument) as err:
+        forest.create_session(**kwargs)
+    assert needle in str(err.value)
+    assert forest.sessions() == []

@@ -59,15 +59,46 @@ def test_writing_again_is_idempotent_and_new_rows_continue_the_sequence(forest: 
 def test_a_conflicting_row_fails_the_whole_chat(forest: Forest, dump: Dump) -> None:
     write(forest, [("a", None, "user.message"), ("b", "a", "assistant.message")])
     before = dump()
-    with pytest.raises(EntryConflict, match="entry b is already stored with a different kind"):
+    earlier = "was imported before with a different"
+    with pytest.raises(EntryConflict, match=f"the record {earlier} kind "
+                       r"\(assistant.message then, user.message now\)"):  # fmt: skip
         write(forest, [("a", None, "user.message"), ("z", "a", "user.message"),
                        ("b", "a", "user.message")])  # fmt: skip
     assert dump() == before
-    with pytest.raises(EntryConflict, match="different parent"):
+    with pytest.raises(EntryConflict, match=f"the record {earlier} parent:"):
         write(forest, [("a", None, "user.message"), ("b", None, "assistant.message")])
-    payload = pytest.raises(EntryConflict, match="different payload")
-    with payload, forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
-        chat.add("a", None, "user.message", text("changed"), T)
+    content = pytest.raises(EntryConflict, match=f"^/tmp/src:7: uuid u-a {earlier} content:")
+    with content, forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        chat.add("a", None, "user.message", text("changed"), T, None, 7, "uuid u-a")
+    assert content.excinfo.value.source_id == "uuid u-a"
+    assert content.excinfo.value.entry_id == "a"
+    assert dump() == before
+
+
+def test_a_record_repeated_with_other_content_names_both_lines(
+    forest: Forest, dump: Dump, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing was stored before: the message must not say so, and names the source id."""
+    before = dump()
+    with pytest.raises(EntryConflict) as queued, forest.bulk_chat(spec(), Path("/f")) as chat:
+        chat.add("x", None, "user.message", text("first"), T, None, 3, "uuid 5f3e")
+        chat.add("x", None, "user.message", text("second"), T, None, 9, "uuid 5f3e")
+    assert str(queued.value) == (
+        "/f:9: uuid 5f3e is also on line 3, with a different content; "
+        "nothing of this chat was imported"
+    )
+    # Written to the (uncommitted) table already, by an earlier batch of this import.
+    monkeypatch.setattr(bulk, "BATCH", 2)
+    with pytest.raises(EntryConflict) as written, forest.bulk_chat(spec(), Path("/f")) as chat:
+        chat.add("x", None, "user.message", text("first"), T, None, 3, "uuid 5f3e")
+        chat.add("y", "x", "assistant.message", text("reply"), T, None, 4, "uuid 77aa")
+        chat.add("x", None, "user.message", text("first"), T, "hidden", 12, "uuid 5f3e")
+        chat.flush()
+    assert str(written.value) == (
+        "/f:12: uuid 5f3e is also on line 3, with a different visibility "
+        "(context there, hidden here); nothing of this chat was imported"
+    )
+    assert "already" not in str(written.value) and "imported before" not in str(written.value)
     assert dump() == before
 
 
@@ -104,7 +135,8 @@ def test_seen_means_met_in_this_import_not_merely_stored(
 def test_foreign_ids_and_foreign_sessions_are_refused(forest: Forest) -> None:
     sid = forest.create_session("typed by hand")
     typed = forest.append(sid, "user.message", text("hi"), stamp=None)
-    with pytest.raises(ImportRejected, match=f"entry id {typed.id} belongs to session {sid}"):
+    belongs = f"a record maps to entry id {typed.id}, which belongs to session {sid}"
+    with pytest.raises(ImportRejected, match=belongs):
         write(forest, [(typed.id, None, "user.message")])
     other = pytest.raises(ImportRejected, match="exists and was not imported from test s2")
     with other, forest.bulk_chat(spec(id=sid, source_id="s2"), Path("/tmp/src")):

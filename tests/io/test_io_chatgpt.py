@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sessionforest import Forest, ImportRejected
+from sessionforest import Forest
 from sessionforest.io import jsonstream
 from sessionforest.io.common import Ids
 
@@ -97,30 +97,40 @@ def test_a_zip_without_conversations_is_rejected(forest: Forest, tmp_path: Path)
     archive = tmp_path / "export.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("../../evil.json", "[]")
-    with pytest.raises(Exception, match=r"no conversations\.json in this zip"):
-        forest.import_chats("chatgpt", archive)
+    [failure] = forest.import_chats("chatgpt", archive).failed
+    assert (failure.path, failure.line) == (str(archive), None)
+    assert failure.reason == "no conversations.json in this zip"
 
 
-def test_a_bad_conversation_names_its_line_and_skip_bad_imports_the_rest(
+def test_one_bad_conversation_fails_alone_and_the_rest_are_imported(
     forest: Forest, tmp_path: Path, dump: Callable[[], dict]
 ) -> None:
     good = MULTI.read_text(encoding="utf-8")
     broken = json.loads(good)
     broken["id"] = "other"
     broken["mapping"]["n5"]["message"] = "not a message"
+    later = json.loads(good)
+    later["id"] = "later"
     path = tmp_path / "conversations.json"
-    path.write_text("[\n" + good + ",\n" + json.dumps(broken) + ',\n{"id": 3}\n]')
+    path.write_text("[\n" + good + ",\n" + json.dumps(broken) + ',\n{"id": 3},\n'
+                    + json.dumps(later) + "\n]")  # fmt: skip
     second = good.count("\n") + 3  # the line conversation 2 starts on
-    with pytest.raises(ImportRejected, match=rf"{path}:{second}: conversation 2 node n5: "):
-        forest.import_chats("chatgpt", path)
-    # Conversation 1 committed on its own; nothing of conversation 2 was written.
-    assert [s.source_id for s in forest.sessions()] == ["fixture"]
+    report = forest.import_chats("chatgpt", path)
+    # Conversations 1 and 4 committed, each on its own; nothing of 2 or 3 was written.
+    assert [c.source_id for c in report.chats] == ["fixture", "later"]
+    assert [s.source_id for s in forest.sessions()] == ["fixture", "later"]
+    assert [(f.line, f.reason) for f in report.failed] == [
+        (second, "conversation 2 node n5: 'message' must be an object or null"),
+        (second + 1, "conversation 3: it has no string 'id'"),
+    ]
+    assert report.failed[0].message.startswith(f"{path}:{second}: conversation 2 node n5: ")
     before = dump()
-    with pytest.raises(ImportRejected):
-        forest.import_chats("chatgpt", path)
+    again = forest.import_chats("chatgpt", path)
+    assert len(again.failed) == 2 and again.entries == 0
     assert dump() == before
 
     report = forest.import_chats("chatgpt", path, skip_bad=True)
+    assert report.failed == []
     assert [(s.line, s.reason) for s in report.skipped] == [
         (second, "conversation 2 node n5: 'message' must be an object or null"),
         (second + 1, "conversation 3: it has no string 'id'"),
@@ -148,3 +158,23 @@ def test_array_elements_stream_in_bounded_pieces(
         list(jsonstream.elements(io.BytesIO(b'{"a": 1}'), 40))
     ended = list(jsonstream.elements(io.BytesIO(b'[{"a": 1}, {"b"'), 40))
     assert [e.error for e in ended] == [None, "the file ends inside the array"]
+
+
+def test_an_id_reused_with_other_content_becomes_its_own_chat_noted_once(
+    forest: Forest, tmp_path: Path
+) -> None:
+    conv = _conversation(MULTI)
+    del conv["current_node"]  # noted while the chat is written, so a retry must not repeat it
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]))
+    forest.import_chats("chatgpt", path)
+    conv["mapping"]["n5"]["message"]["content"]["thoughts"][0]["summary"] = "said otherwise"
+    path.write_text(json.dumps([conv]))
+    report = forest.import_chats("chatgpt", path)
+    assert report.ok and len(report.chats) == 1
+    alias = report.chats[0].source_id
+    assert alias.startswith("fixture~") and report.notes == [
+        f"{path}: conversation 1: id fixture is already imported with other content: "
+        f"imported as {alias}",
+        f"{path}: conversation 1: current_node missing: head at the last node",
+    ]

@@ -10,6 +10,8 @@ import gzip
 import hashlib
 import json
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +144,25 @@ def test_export_without_a_session_is_a_usage_error(forest: Cli) -> None:
         assert result.exit_code == 2, args
         [line] = result.stderr.splitlines()
         assert line.startswith("error: Missing argument"), line
+
+
+def test_a_failed_gasp_export_leaves_no_folder_behind(forest: Cli, tmp_path: Path) -> None:
+    forest.ok("import", "pi", str(PI))
+    sid = forest.json("sessions")[0]["id"]
+    # An entry this sessionforest cannot read: the export fails half-way through.
+    with closing(sqlite3.connect(forest.db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+            "semantic_schema_version, kind, payload, context_visibility, created_at) "
+            "VALUES ('future', ?, NULL, 9999, 99, 'user.message', '{}', 'context', "
+            "'2025-01-01T00:00:00.000Z')",
+            (sid,),
+        )
+    fresh = tmp_path / "new" / "agent"
+    result = forest.run("export", "gasp", sid, str(fresh))
+    assert result.exit_code == 1 and "semantic schema version 99" in result.stderr
+    assert not (tmp_path / "new").exists()
+    kept = tmp_path / "kept"
+    (kept / "other").mkdir(parents=True)  # the user's folder: it stays, with what it holds
+    assert forest.run("export", "gasp", sid, str(kept)).exit_code == 1
+    assert [p.name for p in kept.iterdir()] == ["other"]

@@ -6,13 +6,14 @@ store is compared row for row through a second connection.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sessionforest import EntryConflict, Forest, ImportRejected
+from sessionforest import Forest
 from sessionforest.io.common import Ids
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -95,9 +96,9 @@ def test_a_bad_line_fails_its_chat_only_and_names_file_and_line(
     lines[8] = lines[8].replace('"tool_use_id"', '"tool_use_idx"')  # line 9: an unnamed result
     path.write_text("\n".join(lines) + "\n")
     before = dump()
-    with pytest.raises(ImportRejected, match=rf"^{path}:7: invalid JSON") as caught:
-        forest.import_chats("claude-code", path)
-    assert (caught.value.path, caught.value.line) == (str(path), 7)
+    [failure] = forest.import_chats("claude-code", path).failed
+    assert failure.message.startswith(f"{path}:7: invalid JSON")
+    assert (failure.path, failure.line) == (str(path), 7)
     assert dump() == before  # nothing of the chat, nothing else touched
 
     report = forest.import_chats("claude-code", path, skip_bad=True)
@@ -114,9 +115,17 @@ def test_a_changed_line_is_a_conflict_and_changes_nothing(
     path = _copy(tmp_path, REWIND)
     forest.import_chats("claude-code", path)
     before = dump()
+    lines = path.read_text().splitlines(keepends=True)
+    [number] = [n for n, line in enumerate(lines, 1) if "I very much like this idea" in line]
+    uuid = json.loads(lines[number - 1])["uuid"]
     path.write_text(path.read_text().replace("I very much like this idea", "I hate this idea"))
-    with pytest.raises(EntryConflict, match="already stored with a different payload"):
-        forest.import_chats("claude-code", path)
+    [failure] = forest.import_chats("claude-code", path).failed
+    assert failure.message == (
+        f"{path}:{number}: uuid {uuid} was imported before with a different content: the "
+        "source changed what it said, and a re-import never changes stored entries; "
+        "nothing of this chat was imported"
+    )
+    assert (failure.line, failure.source_id) == (number, f"uuid {uuid}")
     assert dump() == before
 
 

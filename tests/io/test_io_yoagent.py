@@ -10,12 +10,13 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sessionforest import Forest, ImportRejected, Session
+from sessionforest import Forest, Session
 from sessionforest.io.common import Ids
 
 if TYPE_CHECKING:
@@ -109,9 +110,9 @@ def test_a_bad_line_is_named_and_skip_bad_reports_it(
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines))
     before = dump()
-    with pytest.raises(ImportRejected, match=rf"{path}:3: .*{why}") as caught:
-        forest.import_chats("yoagent", path)
-    assert caught.value.line == 3
+    [failure] = forest.import_chats("yoagent", path).failed
+    assert re.match(rf"{path}:3: .*{why}", failure.message)
+    assert failure.line == 3
     assert dump() == before
     report = forest.import_chats("yoagent", path, skip_bad=True)
     assert [(s.line, why in s.reason) for s in report.skipped] == [(3, True)]

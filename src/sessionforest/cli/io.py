@@ -18,7 +18,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from ..io.claude_code import DEFAULT_ROOT
-from ..io.common import ImportReport
+from ..io.report import ImportReport
 from ..render import escape, plural
 from .common import State, emit_json, json_option, pass_state
 
@@ -122,7 +122,11 @@ def export_gasp(
 
 @click.group("import")
 def import_group() -> None:
-    """Import chats from files other tools wrote (one subcommand per format)."""
+    """Import chats from files other tools wrote (one subcommand per format).
+
+    Each chat is imported on its own: one that fails is not imported, the
+    others are, and the command ends by naming each failure and exits 1.
+    """
 
 
 class _Bar:
@@ -176,14 +180,29 @@ def _bar() -> Iterator[_Bar]:
 
 
 def _show(report: ImportReport, as_json: bool) -> None:
+    """What was imported (stdout), then notes and each failure (stderr); exit 1 if any failed.
+
+    With `--json` the report (its `failed` list included) is the one document on
+    stdout, and the failures are still on stderr, as every command's errors are.
+    """
     if as_json:
         emit_json(report.to_json())
-        return
-    click.echo(f"imported {report.summary()}")
-    for skipped in report.skipped:
-        click.echo(escape(f"skipped {skipped}"))
-    for note in report.notes:
-        click.echo(escape(f"note: {note}"), err=True)
+    else:
+        click.echo(f"imported {report.summary()}")
+        for skipped in report.skipped:
+            click.echo(escape(f"skipped {skipped}"))
+        for note in report.notes:
+            click.echo(escape(f"note: {note}"), err=True)
+    for failure in report.failed:
+        click.echo(escape(f"error: {failure}"), err=True)
+    if report.failed and (report.chats or len(report.failed) > 1):
+        click.echo(
+            f"error: {plural(len(report.failed), 'chat')} failed (listed above); "
+            "everything else was imported",
+            err=True,
+        )
+    if report.failed:
+        raise click.exceptions.Exit(1)
 
 
 def _run(state: State, fmt: str, path: Path, skip_bad: bool, as_json: bool) -> None:

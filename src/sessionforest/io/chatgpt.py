@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,17 +22,18 @@ from ..store.sqlite.bulk import ChatSpec
 from . import common, jsonstream
 from .blocks import text
 from .common import (
-    EPOCH,
+    BOM,
     MALFORMED,
     BadLines,
     Ids,
-    ImportReport,
-    Notes,
     Progress,
     file_size,
+    file_time,
     iso_time,
     reason,
+    unreadable,
 )
+from .report import ImportReport, Notes, failures, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -71,21 +73,30 @@ def _open(path: Path) -> Iterator[IO[bytes]]:
 def import_file(
     forest: Forest, path: Path, report: ImportReport, bad: BadLines, progress: Progress | None
 ) -> None:
-    notes = Notes(report, path)
-    try:
-        with _open(path) as handle:
-            single = handle.read(4096).lstrip().startswith(b"{")
-        with _open(path) as handle:
-            for element in _elements(handle, single, path, progress):
-                _element(forest, path, element, report, bad, notes)
-    finally:
-        notes.close()
+    """Every conversation of the file, each in its own transaction: one that fails is
+    recorded in `report.failed` and the others are imported."""
+    with source_file(report, path) as notes:
+        try:
+            with _open(path) as handle:
+                single = handle.read(4096).removeprefix(BOM).lstrip().startswith(b"{")
+            with _open(path) as handle:
+                for element in _elements(handle, single, path, progress):
+                    with failures(report, path, notes):
+                        _element(forest, path, element, report, bad, notes)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise ImportRejected(str(path), None, f"the zip archive is damaged: {exc}") from exc
 
 
 def _elements(
     handle: IO[bytes], single: bool, path: Path, progress: Progress | None
 ) -> Iterator[jsonstream.Element]:
     limit = common.MAX_LINE
+    # A UTF-8 BOM (Windows tools write one) opens the file: skipped, and counted.
+    if handle.read(len(BOM)) == BOM:
+        if progress is not None:
+            progress.advance(len(BOM))
+    else:
+        handle.seek(0)
     if single:  # one conversation object, as the ChatGPT web app exports it
         raw = handle.read(limit + 1)
         if progress is not None:
@@ -125,16 +136,18 @@ def _element(
             raise ValueError("it has no 'mapping' object")
         order = _order(mapping, notes)
     except orjson.JSONDecodeError as exc:
-        bad.bad(path, element.line, f"{where}: invalid JSON: {exc}")
+        why = unreadable(element.raw, exc, where, element.line)
+        bad.bad(path, element.line, why if why.startswith(where) else f"{where}: {why}")
         return
     except MALFORMED as exc:
         bad.bad(path, element.line, f"{where}: {reason(exc)}")
         return
-    mark = (len(report.skipped), len(report.notes))
+    skipped, noted = len(report.skipped), notes.mark()
     try:
         _conversation(forest, path, element, conv, cid, mapping, order, report, bad, notes)
     except EntryConflict:
-        del report.skipped[mark[0] :], report.notes[mark[1] :]  # the retry reports them again
+        del report.skipped[skipped:]  # the retry reports them again
+        notes.rollback(noted)
         # Conversation ids are UUIDs and nodes never change, so the same id
         # with other content is another conversation (anonymised exports
         # reuse ids): it becomes its own chat, keyed by its bytes as well.
@@ -188,12 +201,13 @@ def _conversation(
     notes: Notes,
 ) -> None:
     ids = Ids(FORMAT, cid)
-    created = iso_time(conv.get("create_time")) or EPOCH
+    created = iso_time(conv.get("create_time"))
     title = conv["title"] if isinstance(conv.get("title"), str) else ""
-    spec = ChatSpec(ids.session, title, FORMAT, created, FORMAT, str(path), cid)
+    spec = ChatSpec(ids.session, title, FORMAT, created or file_time(path), FORMAT, str(path), cid)
     line = element.line
     times: dict[str, str] = {}
     with forest.bulk_chat(spec, path) as writer:
+        created = created or writer.created_at  # the stored chat's time on re-imports
         for nid in order:
             node = mapping[nid]
             given = node.get("parent")
@@ -211,7 +225,8 @@ def _conversation(
             times[nid] = at
             try:
                 kind, payload, visibility = _item(nid, message)
-                writer.add(ids.entry(nid), parent, kind, payload, at, visibility, line)
+                entry = ids.entry(nid)
+                writer.add(entry, parent, kind, payload, at, visibility, line, f"node {nid}")
             except MALFORMED as exc:
                 bad.bad(path, line, f"conversation {element.index} node {nid}: {reason(exc)}")
             except InvalidPayload as exc:

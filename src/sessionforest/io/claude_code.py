@@ -19,13 +19,11 @@ from ..render import plural
 from ..store.sqlite.bulk import ChatSpec, ChatWriter
 from . import claude_code_map as cmap
 from .common import (
-    EPOCH,
     MALFORMED,
     BadLines,
     Ids,
-    ImportReport,
-    Notes,
     Progress,
+    file_time,
     iso_time,
     lines,
     one_line,
@@ -33,6 +31,7 @@ from .common import (
     records,
     walk,
 )
+from .report import ImportReport, Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -115,8 +114,7 @@ def _import_file(
     bad: BadLines,
     progress: Progress | None,
 ) -> None:
-    notes = Notes(report, path)
-    try:
+    with source_file(report, path) as notes:
         peek = _peek(path)
         if not peek.has_lines:
             notes.add("empty file skipped")
@@ -135,8 +133,6 @@ def _import_file(
         source_id = f"{parent}/{path.stem}" if parent else path.stem
         parent_chat = Ids(FORMAT, parent).session if parent else None
         _worker(forest, path, peek, source_id, ALL, parent_chat, report, bad, notes, progress)
-    finally:
-        notes.close()
 
 
 # Which records of a file a pass writes.
@@ -169,7 +165,7 @@ def _chat(
         ids.session,
         title,
         FORMAT,
-        peek.created_at or EPOCH,
+        peek.created_at or file_time(path),
         FORMAT,
         str(path),
         source_id,
@@ -177,8 +173,10 @@ def _chat(
         visibility=visibility,
     )
     with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:
-        thread = _Thread(writer, ids, notes, peek.created_at or EPOCH)
-        for number, obj in records(path, handle, bad, progress):
+        # A file that states no time: its entries take the chat's, which the
+        # first import took from the file's mtime and later imports keep.
+        thread = _Thread(writer, ids, notes, peek.created_at or writer.created_at)
+        for number, obj in records(path, handle, bad, notes, progress):
             side = obj.get("isSidechain") is True
             if which == MAIN and side:
                 thread.sidechains += 1
@@ -191,6 +189,7 @@ def _chat(
                 bad.bad(path, number, reason(exc))
             except InvalidPayload as exc:
                 bad.bad(path, number, str(exc))
+            del obj  # a huge record is let go before the next line is read
         thread.close()
         if which == MAIN and thread.threaded == 0 and thread.sidechains:
             raise _OnlySidechains()
@@ -327,7 +326,7 @@ class _Thread:
         items = cmap.entries(obj)
         self._write(number, obj, obj.get("parentUuid"), items)
         if not self._first_prompt:
-            self._first_prompt = cmap.prompt_text(obj)
+            self._first_prompt = cmap.prompt_title(obj)
 
     def _write(self, number: int, obj: dict[str, Any], parent_uuid: Any, items: cmap.Items) -> None:
         uuid: str = obj["uuid"]
@@ -342,7 +341,9 @@ class _Thread:
                 parent = None
         for k, (kind, payload, visibility) in enumerate(items):
             entry = self.ids.entry(uuid if k == 0 else f"{uuid}#{k}")
-            self.writer.add(entry, parent, kind, payload, self.time, visibility, number)
+            self.writer.add(
+                entry, parent, kind, payload, self.time, visibility, number, f"uuid {uuid}"
+            )
             parent = entry
         if len(items) > 1 and parent is not None:
             self._tail[uuid] = parent
@@ -366,9 +367,7 @@ class _Thread:
             )
         summary = self._summary()
         self.writer.summary = summary
-        self.writer.title = (
-            one_line(summary or "") or self.writer.title or one_line(self._first_prompt)
-        )
+        self.writer.title = one_line(summary or "") or self.writer.title or self._first_prompt
 
     def _summary(self) -> str | None:
         """The last `summary` line whose leaf is in this chat, else the last one."""

@@ -8,12 +8,14 @@ provider notification holding the record as it was. Nothing is dropped.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
 
 from .blocks import text as _text
 from .blocks import tool_call
+from .common import one_line
 
 Items = list[tuple[str, dict[str, Any], str | None]]  # (kind, payload, visibility or default)
 
@@ -25,6 +27,10 @@ HIDDEN = "hidden"
 LOCAL_COMMAND = ("<command-", "<local-command-", "<bash-")
 _NOT_A_PROMPT = (*LOCAL_COMMAND, "Caveat:")
 _CONTEXT_TAGS = ("<ide_", "<system-reminder>")
+_SPACE = re.compile(r"\s*")
+# How much of a line a title is looked for in: an 80-character title never
+# needs more, however long the line.
+_TITLE_SCAN = 4096
 
 
 def is_boundary(obj: dict[str, Any]) -> bool:
@@ -192,13 +198,29 @@ def text_of_message(obj: dict[str, Any]) -> str:
     return ""
 
 
-def prompt_text(obj: dict[str, Any]) -> str:
-    """The text of a real user prompt (what a chat's title can come from), else ""."""
+def prompt_title(obj: dict[str, Any]) -> str:
+    """The title a real user prompt gives its chat (its first meaningful line), else "".
+
+    Scans line by line and stops at the first one it keeps, so a huge pasted
+    prompt is never copied or split whole.
+    """
     if obj.get("type") != "user" or obj.get("isMeta") or obj.get("isCompactSummary"):
         return ""
-    text = text_of_message(obj).strip()
-    if text.startswith(_NOT_A_PROMPT):
+    text = text_of_message(obj)
+    first = _SPACE.match(text).end()  # type: ignore[union-attr]
+    if text.startswith(_NOT_A_PROMPT, first):
         return ""
-    # IDE integrations put context ahead of the prompt in tags of their own.
-    kept = [p for p in text.split("\n") if not p.lstrip().startswith(_CONTEXT_TAGS)]
-    return "\n".join(kept).strip()
+    start = 0
+    while start <= len(text):
+        newline = text.find("\n", start)
+        end = len(text) if newline < 0 else newline
+        # IDE integrations put context ahead of the prompt in tags of their own.
+        lead = _SPACE.match(text, start, end).end()  # type: ignore[union-attr]
+        if not text.startswith(_CONTEXT_TAGS, lead, end):
+            title = one_line(text[lead : min(end, lead + _TITLE_SCAN)])
+            if title:
+                return title
+        if newline < 0:
+            break
+        start = newline + 1
+    return ""

@@ -1,16 +1,18 @@
-"""What every importer shares: derived ids, bounded line reading, safe file walks, reports.
+"""What every importer shares: derived ids, bounded line reading, safe file walks.
 
 Input is untrusted: lines are capped (a huge line is an error, never a huge
 allocation), directory walks never leave the given root (symlinks pointing
 outside are refused) and nothing is ever evaluated, only parsed as JSON.
+Unreadable lines are explained in plain words (`unreadable`) by every importer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -18,13 +20,13 @@ from typing import IO, Any, Protocol
 import orjson
 
 from ..errors import ImportRejected
-from ..ids import iso
-from ..render import plural
-from ..store.sqlite.bulk import ChatResult
+from ..ids import CONTROL, iso
+from .report import ImportReport, Notes, SkippedLine
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
-NOTES_PER_FILE = 20  # per-file notes beyond this are counted, not listed
-EPOCH = "1970-01-01T00:00:00.000Z"
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: skipped at the start of a file
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+NEWLINE = b"\n"
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
@@ -71,13 +73,46 @@ def iso_time(value: Any) -> str | None:
     return iso(moment)
 
 
-def one_line(text: str, limit: int = 80) -> str:
-    """A title from free text: first non-blank line, whitespace folded, cut at `limit`."""
-    for line in text.splitlines():
-        folded = " ".join(line.split())
-        if folded:
-            return folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
-    return ""
+def file_time(path: Path) -> str:
+    """The file's modification time: when a chat that states no time of its own was written."""
+    return iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+
+
+# Where str.splitlines breaks a line.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_WORD = re.compile(r"\S+")
+
+
+def one_line(text: str | Iterable[str], limit: int = 80) -> str:
+    """A title from free text: first non-blank line, whitespace folded, control characters
+    dropped, cut at `limit`. `text` may come in pieces (a message's text blocks), read
+    as if joined by spaces. Reads no further than it needs: a pasted 60 MB log as the
+    first prompt costs a few words, not a list of its million lines."""
+    words: list[str] = []
+    size = -1
+    for piece in [text] if isinstance(text, str) else text:
+        start = 0
+        while True:
+            found = _LINE_BREAK.search(piece, start)
+            end = found.start() if found else len(piece)
+            for match in _WORD.finditer(piece, start, end):
+                word = CONTROL.sub("", match.group())
+                if word:
+                    words.append(word)
+                    size += len(word) + 1
+                    if size > limit:
+                        return _cut(words, limit)
+            if found is None:
+                break  # the line goes on in the next piece
+            if words:
+                return _cut(words, limit)
+            start = found.end()
+    return _cut(words, limit)
+
+
+def _cut(words: list[str], limit: int) -> str:
+    folded = " ".join(words)
+    return folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
 
 
 # --- reading ----------------------------------------------------------------------
@@ -94,40 +129,102 @@ class Progress(Protocol):
 TOO_LONG = b""  # yielded in place of a line longer than MAX_LINE (already skipped)
 
 
-def lines(
-    handle: IO[bytes], progress: Progress | None = None, limit: int | None = None
-) -> Iterator[tuple[int, bytes]]:
+class Lines:
     """(1-based number, stripped line) for each non-blank line, never holding more than
-    `limit` (default MAX_LINE) bytes of one.
+    `limit` (default MAX_LINE) bytes of one; a UTF-8 BOM opening the file is skipped.
 
     A longer line is consumed in bounded chunks and yielded as `TOO_LONG`, so
-    the caller decides between failing and skipping it.
+    the caller decides between failing and skipping it. `partial` says whether
+    the line just yielded ends the file without a newline (a file still being
+    written ends so). An iterator class, not a generator: it keeps no reference
+    to a line it returned, so a caller can let go of a huge one.
     """
-    limit = MAX_LINE if limit is None else limit
-    step = 1 << 20
-    pending = 0
-    for number, raw in enumerate(iter(lambda: handle.readline(limit + 1), b""), 1):
-        pending += len(raw)
-        if len(raw) > limit:
-            while not raw.endswith(b"\n"):
-                raw = handle.readline(step)
-                pending += len(raw)
-                if not raw:
-                    break
-            yield number, TOO_LONG
-        else:
-            line = raw.strip()
-            if line:
-                yield number, line
-        if progress is not None and pending >= step:
-            progress.advance(pending)
-            pending = 0
-    if progress is not None and pending:
-        progress.advance(pending)
+
+    STEP = 1 << 20
+
+    def __init__(
+        self, handle: IO[bytes], progress: Progress | None = None, limit: int | None = None
+    ) -> None:
+        self._handle = handle
+        self._progress = progress
+        self._limit = MAX_LINE if limit is None else limit
+        self._pending = 0
+        self.number = 0
+        self.partial = False
+
+    def __iter__(self) -> Lines:
+        return self
+
+    def __next__(self) -> tuple[int, bytes]:
+        while True:
+            raw = self._handle.readline(self._limit + 1)
+            if not raw:
+                self._advance(0)
+                raise StopIteration
+            self.number += 1
+            self._advance(len(raw))
+            if len(raw) > self._limit:  # (a BOM counts: the test must see what was read)
+                while not raw.endswith(b"\n"):
+                    raw = self._handle.readline(self.STEP)
+                    self._advance(len(raw))
+                    if not raw:
+                        break
+                self.partial = not raw.endswith(b"\n")
+                return self.number, TOO_LONG
+            self.partial = not raw.endswith(b"\n")
+            if self.number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            raw = raw.strip()
+            if raw:
+                return self.number, raw
+
+    def _advance(self, size: int) -> None:
+        if self._progress is None:
+            return
+        self._pending += size
+        if self._pending >= self.STEP or (size == 0 and self._pending):
+            self._progress.advance(self._pending)
+            self._pending = 0
 
 
-def too_long() -> str:
-    return f"line is longer than {MAX_LINE / 2**20:g} MiB; refusing to load it"
+def lines(handle: IO[bytes], progress: Progress | None = None, limit: int | None = None) -> Lines:
+    return Lines(handle, progress, limit)
+
+
+def too_long(limit: int | None = None) -> str:
+    size = (MAX_LINE if limit is None else limit) / 2**20
+    return f"line is longer than {size:g} MiB; refusing to load it"
+
+
+def unreadable(raw: bytes, exc: Exception, what: str = "line", line: int | None = None) -> str:
+    """Why `raw` is no JSON, in plain words: a misplaced BOM, UTF-16, bad UTF-8 (which byte,
+    where), or orjson's own message. `line`: the file line `raw` starts on, when it may
+    span several (a ChatGPT conversation), so the bad byte's own line is named."""
+    if raw.startswith(BOM):
+        return (
+            f"{what} starts with a UTF-8 byte order mark (BOM), which only the start "
+            "of a file may have"
+        )
+    if raw.startswith(_UTF16_BOMS):
+        return f"{what} is UTF-16 (it starts with a UTF-16 byte order mark), not UTF-8"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        start = raw.rfind(b"\n", 0, bad.start) + 1  # where the bad byte's line starts
+        column = len(raw[start : bad.start].decode("utf-8")) + 1
+        where = f"column {column}"
+        if line is not None:
+            where = f"line {line + raw.count(NEWLINE, 0, bad.start)}, {where}"
+        return f"{what} is not valid UTF-8 (byte 0x{raw[bad.start]:02x} at {where})"
+    return f"invalid JSON: {exc}"
+
+
+def parse(raw: bytes, what: str = "line") -> Any:
+    """`raw` as JSON; a ValueError says in plain words why it is not."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(unreadable(raw, exc, what)) from None
 
 
 # --- walking a directory ----------------------------------------------------------
@@ -180,134 +277,6 @@ def file_size(path: Path) -> int:
         return 0
 
 
-# --- the report -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedLine:
-    path: str
-    line: int | None
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
-
-    def __str__(self) -> str:
-        at = f":{self.line}" if self.line is not None else ""
-        return f"{self.path}{at}: {self.reason}"
-
-
-@dataclass(slots=True)
-class ChatReport:
-    """One chat of an import: where it came from and what the import changed."""
-
-    session_id: str
-    source_format: str
-    source_path: str
-    source_id: str
-    created: bool
-    added: int
-    unchanged: int
-    entries: int
-    branches: int
-    head: str | None
-    hidden: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "source": {
-                "format": self.source_format,
-                "path": self.source_path,
-                "id": self.source_id,
-            },
-            "created": self.created,
-            "added": self.added,
-            "unchanged": self.unchanged,
-            "entries": self.entries,
-            "branches": self.branches,
-            "head": self.head,
-            "hidden": self.hidden,
-        }
-
-
-@dataclass(slots=True)
-class ImportReport:
-    """What an import did: chats written, entries added, branches, skipped lines, notes."""
-
-    format: str
-    chats: list[ChatReport] = field(default_factory=list)
-    skipped: list[SkippedLine] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def entries(self) -> int:
-        return sum(c.added for c in self.chats)
-
-    @property
-    def unchanged(self) -> int:
-        return sum(c.unchanged for c in self.chats)
-
-    @property
-    def branches(self) -> int:
-        return sum(c.branches for c in self.chats)
-
-    def add(
-        self, result: ChatResult | None, fmt: str, path: Path, source_id: str, hidden: bool = False
-    ) -> None:
-        """Record a committed chat (`ChatWriter.result`)."""
-        assert result is not None, "a chat is recorded after its transaction committed"
-        self.chats.append(
-            ChatReport(
-                result.session_id, fmt, str(path), source_id, result.created, result.added,
-                result.unchanged, result.entries, result.branches, result.head, hidden,
-            )
-        )  # fmt: skip
-
-    def summary(self) -> str:
-        new = sum(1 for c in self.chats if c.created)
-        workers = sum(1 for c in self.chats if c.hidden)
-        return (
-            f"{plural(len(self.chats), 'chat')} ({new} new, {workers} worker), "
-            f"{plural(self.entries, 'entry', 'entries')} added ({self.unchanged} already there), "
-            f"{plural(self.branches, 'branch', 'branches')}, "
-            f"{plural(len(self.skipped), 'skipped line')}"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "chats": len(self.chats),
-            "entries": self.entries,
-            "unchanged": self.unchanged,
-            "branches": self.branches,
-            "skipped": [s.to_json() for s in self.skipped],
-            "notes": list(self.notes),
-            "sessions": [c.to_json() for c in self.chats],
-        }
-
-
-class Notes:
-    """Per-file notes, capped so a file of a million odd lines cannot flood the report."""
-
-    def __init__(self, report: ImportReport, path: Path) -> None:
-        self._report = report
-        self._path = path
-        self._count = 0
-
-    def add(self, text: str) -> None:
-        self._count += 1
-        if self._count <= NOTES_PER_FILE:
-            self._report.notes.append(f"{self._path}: {text}")
-
-    def close(self) -> None:
-        if self._count > NOTES_PER_FILE:
-            more = self._count - NOTES_PER_FILE
-            self._report.notes.append(
-                f"{self._path}: ... and {plural(more, 'more note')} like these"
-            )
-
-
 class BadLines:
     """The `--skip-bad` switch: a bad line either fails its chat or is recorded and skipped."""
 
@@ -329,20 +298,46 @@ def reason(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"unexpected shape ({exc!r})"
 
 
-def records(
-    path: Path, handle: IO[bytes], bad: BadLines, progress: Progress | None
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each JSONL line; unreadable lines go to `bad`."""
-    for number, raw in lines(handle, progress):
+def incomplete(number: int) -> str:
+    return (
+        f"line {number} is incomplete (the file ends in the middle of it, as a file still "
+        "being written does): skipped; a later import reads it once it is whole"
+    )
+
+
+def json_lines(path: Path, reader: Lines, bad: BadLines, notes: Notes) -> Iterator[tuple[int, Any]]:
+    """(line number, JSON value) for each line `reader` yields.
+
+    A line that is too long or no JSON goes to `bad`; an over-long line is then
+    yielded as `TOO_LONG` (formats that count lines may need to). An incomplete
+    last line (no newline after it, and no JSON) is skipped with a note instead:
+    it is how a transcript that is still being written ends.
+    """
+    for number, raw in reader:
         if raw == TOO_LONG:
             bad.bad(path, number, too_long())
+            yield number, TOO_LONG
             continue
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            bad.bad(path, number, f"invalid JSON: {exc}")
+            value = parse(raw)
+        except ValueError as exc:
+            if reader.partial:
+                notes.add(incomplete(number))
+            else:
+                bad.bad(path, number, str(exc))
             continue
-        if not isinstance(obj, dict):
+        del raw  # a huge line: only its parsed value stays
+        yield number, value
+
+
+def records(
+    path: Path, handle: IO[bytes], bad: BadLines, notes: Notes, progress: Progress | None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSONL line; see `json_lines` for the rest."""
+    for number, value in json_lines(path, Lines(handle, progress), bad, notes):
+        if value is TOO_LONG:
+            continue
+        if not isinstance(value, dict):
             bad.bad(path, number, "expected a JSON object")
             continue
-        yield number, obj
+        yield number, value

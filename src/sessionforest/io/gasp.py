@@ -56,10 +56,17 @@ def export_transcript(
         raise InvalidArgument("run id", f"{run!r} must be letters, digits, '.', '_' or '-'")
     forest.session(session_id)  # an unknown session fails before any file is made
     folder = directory / "transcripts"
+    # The temporary file must sit beside the target (os.replace is atomic only
+    # within a filesystem), so folders are made first and taken back on failure.
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     relative = f"transcripts/{run}.jsonl.gz"
     target = folder / f"{run}.jsonl.gz"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{run}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{run}.", suffix=".tmp")
+    except BaseException:
+        _remove_empty(made)
+        raise
     try:
         with os.fdopen(fd, "wb") as raw:
             # No file name and a zero mtime in the header: reproducible bytes.
@@ -77,5 +84,15 @@ def export_transcript(
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        _remove_empty(made)
         raise
     return Transcript(run, target, relative, digest.hexdigest(), entries, target.stat().st_size)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders this export made (deepest first), unless something else is in them."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (someone else wrote there) or not ours to remove

@@ -1,7 +1,9 @@
 """Which importer reads which format, and the run that ties them to one report.
 
 `run` checks the path, tells the progress display how many bytes lie ahead,
-hands the path to the format's importer and returns the `ImportReport`.
+hands the path to the format's importer and returns the `ImportReport`. A
+chat that fails is in `report.failed`; only a path that is not there, or a
+store that cannot be written, raises.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import ImportRejected, InvalidArgument
 from . import chatgpt, claude_code, pi, yoagent
-from .common import BadLines, ChatReport, ImportReport, Progress, file_size, walk
+from .common import BadLines, Progress, file_size, walk
+from .report import ChatReport, ImportReport, failures
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -56,21 +59,14 @@ def run(
     if progress is not None:
         progress.begin(total_bytes(fmt, path))
     if fmt == "native":
-        info = forest.import_native(path)
-        report.chats.append(
-            ChatReport(
-                info.id,
-                "native",
-                str(path),
-                info.id,
-                True,
-                info.entry_count,
-                0,
-                info.entry_count,
-                0,
-                info.head,
-            )
-        )
+        with failures(report, path):
+            info = forest.import_native(path)
+            report.chats.append(
+                ChatReport(
+                    info.id, "native", str(path), info.id, True, info.entry_count, 0,
+                    info.entry_count, 0, info.head,
+                )
+            )  # fmt: skip
         if progress is not None:
             progress.advance(file_size(path))
         return report

@@ -6,24 +6,38 @@ parent, kind, schema version, payload, visibility, time and stamp. Labels
 live in checkpoint entries. Import streams the file (memory stays flat),
 checks parents in the database rather than in a Python set, and is all or
 nothing: any bad line rolls the whole session back and names file and line.
+Nothing in the file is trusted: ids, status, visibility, one-line text and
+times are checked (times are stored in the forest's form), lines are capped.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
 from ..errors import ImportRejected, InvalidPayload, SessionExists, UnsupportedSchemaVersion
+from ..ids import id_problem, line_problem, normal_time
 from ..jsontext import encode, payload_text
 from ..kinds import KINDS, validate_payload
-from ..model import LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS, SessionInfo, Visibility
+from ..model import (
+    LEGACY_KINDS,
+    SUPPORTED_SCHEMA_VERSIONS,
+    SessionInfo,
+    SessionStatus,
+    SessionVisibility,
+    Visibility,
+)
+from ..search import large
+from .common import TOO_LONG, Lines, parse, too_long
 
 FORMAT = "sessionforest"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # what export writes
+FORMAT_VERSIONS = frozenset({1})  # what import reads
 BATCH = 2000
 
 INSERT = (
@@ -95,11 +109,12 @@ def export_session(conn: sqlite3.Connection, info: SessionInfo, out: IO[str]) ->
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's non-blank lines, each at most MAX_LINE bytes (a longer one is refused)."""
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            line = raw.strip()
-            if line:
-                yield number, line
+        for number, raw in Lines(handle):
+            if raw == TOO_LONG:
+                raise ImportRejected(str(path), number, too_long())
+            yield number, raw
 
 
 def _require(obj: dict[str, Any], key: str, kinds: tuple[type, ...], where: str) -> Any:
@@ -112,13 +127,72 @@ def _require(obj: dict[str, Any], key: str, kinds: tuple[type, ...], where: str)
     return value
 
 
+def _id(obj: dict[str, Any], key: str, where: str, optional: bool = False) -> Any:
+    value = _require(obj, key, (str, type(None)) if optional else (str,), where)
+    if value is not None and (why := id_problem(value)) is not None:
+        raise ValueError(f"{where} field '{key}' {why}")
+    return value
+
+
+def _one_line(obj: dict[str, Any], key: str, where: str) -> str:
+    value: str = _require(obj, key, (str,), where)
+    if (why := line_problem(value)) is not None:
+        raise ValueError(f"{where} field '{key}' {why}")
+    return value
+
+
+def _time(obj: dict[str, Any], key: str, where: str) -> str:
+    try:
+        return normal_time(_require(obj, key, (str,), where))
+    except ValueError as exc:
+        raise ValueError(f"{where} field '{key}' {exc}") from None
+
+
+def _choice(obj: dict[str, Any], key: str, where: str, allowed: type[StrEnum], default: str) -> str:
+    value = obj.get(key, default)
+    if value not in allowed.__members__.values():
+        names = ", ".join(allowed.__members__.values())
+        raise ValueError(f"{where} field '{key}' must be one of {names}; got {value!r}")
+    return str(value)
+
+
+def _header(raw: bytes) -> dict[str, Any]:
+    """The session header, checked: every value the sessions row takes from it."""
+    header = parse(raw)
+    if not isinstance(header, dict) or header.get("type") != "session":
+        raise ValueError('first line must be a session header ({"type": "session", ...})')
+    if header.get("format") != FORMAT:
+        raise ValueError(f"format must be {FORMAT!r}, got {header.get('format')!r}")
+    version = _require(header, "format_version", (int,), "header")
+    if version not in FORMAT_VERSIONS:
+        known = ", ".join(map(str, sorted(FORMAT_VERSIONS)))
+        raise ValueError(
+            f"format_version {version} is not one this sessionforest reads (it reads {known}): "
+            "the file was written by a newer sessionforest"
+        )
+    return {
+        "id": _id(header, "id", "header"),
+        "head": _id(header, "head", "header", optional=True),
+        "title": _one_line(header, "title", "header"),
+        "harness": _one_line(header, "harness", "header"),
+        "created_at": _time(header, "created_at", "header"),
+        "cwd": _require(header, "cwd", (str, type(None)), "header"),
+        # Absent from files written before it existed.
+        "origin_cwd": _require(header, "origin_cwd", (str, type(None)), "header")
+        if "origin_cwd" in header
+        else None,
+        "status": _choice(header, "status", "header", SessionStatus, SessionStatus.ACTIVE),
+        "visibility": _choice(
+            header, "visibility", "header", SessionVisibility, SessionVisibility.TOP_LEVEL
+        ),
+    }
+
+
 def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     if not isinstance(obj, dict) or obj.get("type") != "entry":
         raise ValueError('expected an entry line ({"type": "entry", ...})')
-    eid = _require(obj, "id", (str,), "entry")
-    if not eid:
-        raise ValueError("entry id must not be empty")
-    parent = _require(obj, "parent_id", (str, type(None)), "entry")
+    eid = _id(obj, "id", "entry")
+    parent = _id(obj, "parent_id", "entry", optional=True)
     seq = _require(obj, "sequence", (int,), "entry")
     if seq != expected_seq:
         raise ValueError(f"sequence {seq} where {expected_seq} was expected (gap-free 1..n)")
@@ -134,10 +208,11 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     vis = _require(obj, "context_visibility", (str,), "entry")
     if vis not in Visibility.__members__.values():
         raise ValueError(f"context_visibility must be context or hidden, got {vis!r}")
-    created = _require(obj, "created_at", (str,), "entry")
+    created = _time(obj, "created_at", "entry")
     stamp = obj.get("stamp")
     if stamp is not None and not isinstance(stamp, dict):
         raise ValueError("entry field 'stamp' must be an object or null")
+    body = payload_text(kind, payload)
     return (
         eid,
         sid,
@@ -145,10 +220,11 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
         seq,
         version,
         kind,
-        payload_text(kind, payload),
+        body,
         vis,
         created,
         encode(stamp).decode() if stamp is not None else None,
+        large.entry_text(kind, payload) if large.is_large(body) else None,
     )
 
 
@@ -166,19 +242,19 @@ def _line_of(path: Path, entry_id: str) -> int | None:
 
 
 def _duplicate(conn: sqlite3.Connection, path: Path, sid: str) -> tuple[int, str, str]:
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     lines = _lines(path)
     next(lines, None)
     for number, line in lines:
         eid = orjson.loads(line)["id"]
         if eid in seen:
-            return number, eid, "repeats an id used on an earlier line"
+            return number, eid, f"repeats the id of line {seen[eid]}"
         # Rows of this file inserted before the failure carry its session id.
         owner = conn.execute("SELECT session_id FROM session_entries WHERE id = ?", (eid,))
         row = owner.fetchone()
         if row is not None and row[0] != sid:
             return number, eid, f"id already exists in this store (session {row[0]})"
-        seen.add(eid)
+        seen[eid] = number
     raise AssertionError("unique constraint failed but no duplicate id was found")
 
 
@@ -191,23 +267,10 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
         raise ImportRejected(name, None, "file is empty: expected a session header line")
     number, raw = first
     try:
-        header = orjson.loads(raw)
-        if not isinstance(header, dict) or header.get("type") != "session":
-            raise ValueError('first line must be a session header ({"type": "session", ...})')
-        if header.get("format") != FORMAT:
-            raise ValueError(f"format must be {FORMAT!r}, got {header.get('format')!r}")
-        sid = _require(header, "id", (str,), "header")
-        head = _require(header, "head", (str, type(None)), "header")
-        fields = [
-            _require(header, key, (str,), "header") for key in ("title", "harness", "created_at")
-        ]
-        cwd = _require(header, "cwd", (str, type(None)), "header")
-        # Absent from files written before it existed.
-        origin_cwd = header.get("origin_cwd")
-        if origin_cwd is not None and not isinstance(origin_cwd, str):
-            raise ValueError("header field 'origin_cwd' must be str/null")
-    except (orjson.JSONDecodeError, ValueError) as exc:
+        header = _header(raw)
+    except ValueError as exc:
         raise ImportRejected(name, number, str(exc)) from exc
+    sid, head = header["id"], header["head"]
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
         raise SessionExists(sid)
     try:
@@ -216,12 +279,13 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
             "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 sid,
-                *fields[:2],
-                cwd,
-                fields[2],
-                header.get("status", "active"),
-                header.get("visibility", "top-level"),
-                origin_cwd,
+                header["title"],
+                header["harness"],
+                header["cwd"],
+                header["created_at"],
+                header["status"],
+                header["visibility"],
+                header["origin_cwd"],
             ),
         )
     except sqlite3.IntegrityError as exc:
@@ -232,14 +296,16 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
     batch: list[tuple[Any, ...]] = []
     count = 0
     for number, raw in lines:
+        obj = None
         try:
-            batch.append(_entry_row(orjson.loads(raw), sid, count + 1))
-        except (orjson.JSONDecodeError, ValueError) as exc:
-            raise ImportRejected(name, number, str(exc)) from exc
-        except InvalidPayload as exc:
-            raise ImportRejected(name, number, str(exc), orjson.loads(raw).get("id")) from exc
+            obj = parse(raw)
+            batch.append(_entry_row(obj, sid, count + 1))
+        except (ValueError, InvalidPayload) as exc:
+            given = obj.get("id") if isinstance(obj, dict) else None
+            eid = given if id_problem(given) is None else None
+            raise ImportRejected(name, number, str(exc), eid) from exc
         count += 1
-        if len(batch) >= BATCH:
+        if len(batch) >= BATCH or batch[-1][-1] is not None:
             _flush(conn, path, batch)
     _flush(conn, path, batch)
     bad = conn.execute(BAD_PARENT, (sid,)).fetchone()
@@ -266,15 +332,19 @@ def import_session(conn: sqlite3.Connection, path: Path) -> str:
         raise ImportRejected(name, 1, "header head is null but the file has entries")
     conn.execute(
         "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)",
-        (sid, head, header.get("created_at")),
+        (sid, head, header["created_at"]),
     )
     return str(sid)
 
 
 def _flush(conn: sqlite3.Connection, path: Path, batch: list[tuple[Any, ...]]) -> None:
+    """Insert the batch; a row with a large payload (last in its batch) is then indexed."""
     try:
-        conn.executemany(INSERT, batch)
+        conn.executemany(INSERT, [row[:-1] for row in batch])
     except sqlite3.IntegrityError as exc:
         number, eid, why = _duplicate(conn, path, batch[0][1])
         raise ImportRejected(str(path), number, why, eid) from exc
+    if batch and batch[-1][-1] is not None:
+        eid, sid, _, seq, _, kind, *_, text = batch[-1]
+        large.index_large(conn, sid, seq, kind, text)
     batch.clear()

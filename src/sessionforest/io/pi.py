@@ -10,27 +10,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ..errors import InvalidPayload
 from ..store.sqlite.bulk import ChatSpec, ChatWriter
 from . import blocks
 from .common import (
-    EPOCH,
     MALFORMED,
     TOO_LONG,
     BadLines,
     Ids,
-    ImportReport,
-    Notes,
+    Lines,
     Progress,
+    file_time,
     iso_time,
-    lines,
+    json_lines,
     one_line,
+    parse,
     reason,
     too_long,
     walk,
 )
+from .report import ImportReport, Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -51,11 +50,8 @@ def import_tree(
         files = found.files
         report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
     for path in files:
-        notes = Notes(report, path)
-        try:
+        with source_file(report, path) as notes:
             _import_file(forest, path, report, bad, progress, notes)
-        finally:
-            notes.close()
 
 
 def _import_file(
@@ -67,16 +63,20 @@ def _import_file(
     notes: Notes,
 ) -> None:
     with path.open("rb") as handle:
-        stream = lines(handle, progress)
-        first = next(stream, None)
+        reader = Lines(handle, progress)
+        first = next(reader, None)
         if first is None:
             notes.add("empty file skipped")
             return
         number, raw = first
         try:
-            header = orjson.loads(raw) if raw != TOO_LONG else None
-        except orjson.JSONDecodeError:
-            header = None
+            header = parse(raw) if raw != TOO_LONG else None
+        except ValueError as exc:
+            bad.bad(path, number, f"{exc}; file not imported")
+            return
+        if raw == TOO_LONG:
+            bad.bad(path, number, f"{too_long()}; file not imported")
+            return
         if not (
             isinstance(header, dict)
             and header.get("type") == "session"
@@ -92,26 +92,22 @@ def _import_file(
             return
         version = header.get("version", 1)
         ids = Ids(FORMAT, header["id"])
-        created = iso_time(header.get("timestamp")) or EPOCH
+        stated = iso_time(header.get("timestamp"))
+        created = stated or file_time(path)
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
         spec = ChatSpec(
             ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], origin_cwd=cwd
         )
         with forest.bulk_chat(spec, path) as writer:
-            chat = _Chat(writer, ids, notes, created, linear=version == 1)
-            for number, raw in stream:
-                if raw == TOO_LONG:
-                    chat.index += 1  # pi would have parsed it: later indexes must agree
-                    bad.bad(path, number, too_long())
-                    continue
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    bad.bad(path, number, f"invalid JSON: {exc}")
-                    continue
+            start = stated or writer.created_at  # the stored chat's time on re-imports
+            chat = _Chat(writer, ids, notes, start, linear=version == 1)
+            for number, obj in json_lines(path, reader, bad, notes):
                 # pi numbers the entries it could parse, header = 0: v1
-                # compactions point at entries by that index.
+                # compactions point at entries by that index (an over-long
+                # line counts: pi would have parsed it).
                 chat.index += 1
+                if obj is TOO_LONG:
+                    continue
                 try:
                     if not isinstance(obj, dict):
                         raise ValueError("expected a JSON object")
@@ -141,6 +137,7 @@ class _Chat:
     def feed(self, number: int, obj: dict[str, Any]) -> None:
         self.time = iso_time(obj.get("timestamp")) or self.time
         parent: str | None
+        source: str | None = None  # v1 entries have no id of their own
         if self.linear:
             key, parent = f"#{self.index}", self.writer.head
         else:
@@ -148,9 +145,10 @@ class _Chat:
             if not isinstance(given, str) or not given:
                 raise ValueError("a v2/v3 entry needs a string 'id'")
             key, parent = given, self._parent(number, obj.get("parentId"))
+            source = f"entry id {given}"
         kind, payload, visibility = self._item(obj, key)
         entry = self.ids.entry(key)
-        self.writer.add(entry, parent, kind, payload, self.time, visibility, number)
+        self.writer.add(entry, parent, kind, payload, self.time, visibility, number, source)
         self.writer.head = entry
 
     def _parent(self, number: int, parent_id: Any) -> str | None:
@@ -225,7 +223,7 @@ class _Chat:
         if role in ("user", "custom", "hookMessage"):
             content, other = blocks.from_agent(message.get("content"), "user")
             if role == "user" and not self._first_prompt:
-                self._first_prompt = " ".join(b["text"] for b in content if b["type"] == "text")
+                self._first_prompt = one_line(b["text"] for b in content if b["type"] == "text")
             return (
                 "user.message",
                 _with_other({"content": content or [blocks.text("")]}, other),
@@ -277,8 +275,10 @@ class _Chat:
                 self.notes.add(f"label {label!r} names entry {target}, which is not in the file")
                 continue
             payload = {"label": label, "summary": label}
-            self.writer.add(self.ids.entry(f"{key}#checkpoint"), parent, "checkpoint", payload, at)
-        self.writer.title = self._name or one_line(self._first_prompt)
+            entry = self.ids.entry(f"{key}#checkpoint")
+            source = f"the label of entry {target}"
+            self.writer.add(entry, parent, "checkpoint", payload, at, None, None, source)
+        self.writer.title = self._name or self._first_prompt
 
 
 def _with_other(payload: dict[str, Any], other: list[Any]) -> dict[str, Any]:

@@ -22,19 +22,20 @@ from ..session import _parse_line
 from ..store.sqlite.bulk import ChatSpec
 from . import blocks
 from .common import (
-    EPOCH,
     MALFORMED,
     TOO_LONG,
     BadLines,
     Ids,
-    ImportReport,
-    Notes,
+    Lines,
     Progress,
-    lines,
+    file_time,
+    incomplete,
     one_line,
     reason,
     too_long,
+    unreadable,
 )
+from .report import ImportReport, Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -73,11 +74,8 @@ def _ms_to_iso(ms: int) -> str | None:
 def import_file(
     forest: Forest, path: Path, report: ImportReport, bad: BadLines, progress: Progress | None
 ) -> None:
-    notes = Notes(report, path)
-    try:
+    with source_file(report, path) as notes:
         _import(forest, path, report, bad, progress, notes)
-    finally:
-        notes.close()
 
 
 def _import(
@@ -89,7 +87,7 @@ def _import(
     notes: Notes,
 ) -> None:
     with path.open("rb") as handle:
-        first = next(lines(handle), None)
+        first = next(Lines(handle), None)
     if first is None:
         notes.add("empty file skipped")
         return
@@ -98,24 +96,33 @@ def _import(
     source_id = hashlib.sha256(first[1]).hexdigest()[:32]
     ids = Ids(FORMAT, source_id)
     try:
-        created = _ms_to_iso(_parse_line(first[1].decode(), first[0]).timestamp) or EPOCH
+        created = _ms_to_iso(_parse_line(first[1].decode(), first[0]).timestamp)
     except (JsonlParseError, UnicodeDecodeError):
-        created = EPOCH  # the line is reported when the loop below reaches it
-    spec = ChatSpec(ids.session, "", FORMAT, created, FORMAT, str(path), source_id)
+        created = None  # the line is reported when the loop below reaches it
+    spec = ChatSpec(
+        ids.session, "", FORMAT, created or file_time(path), FORMAT, str(path), source_id
+    )
     known: set[str] = set()  # yoagent holds whole sessions in memory; so may its loader
     first_prompt = ""
     with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:
-        for number, raw in lines(handle, progress):
+        reader = Lines(handle, progress)
+        for number, raw in reader:
             if raw == TOO_LONG:
                 bad.bad(path, number, too_long())
                 continue
             try:
                 entry = _parse_line(raw.decode(), number)
-            except UnicodeDecodeError:
-                bad.bad(path, number, "the line is not UTF-8")
-                continue
-            except JsonlParseError as exc:
-                bad.bad(path, number, exc.reason)
+            except (UnicodeDecodeError, JsonlParseError) as exc:
+                not_json = not isinstance(exc, JsonlParseError) or exc.reason.startswith(
+                    "invalid JSON"
+                )
+                if not_json and reader.partial:
+                    notes.add(incomplete(number))
+                elif not_json:
+                    bad.bad(path, number, unreadable(raw, exc))
+                else:
+                    assert isinstance(exc, JsonlParseError)
+                    bad.bad(path, number, exc.reason)
                 continue
             if entry.id in known:
                 bad.bad(path, number, f"duplicate session entry id: {entry.id}")
@@ -131,11 +138,13 @@ def _import(
             at = _ms_to_iso(entry.timestamp)
             if at is None:
                 notes.add(f"line {number}: timestamp {entry.timestamp} is out of range")
+                at = writer.created_at
             eid = ids.entry(entry.id)
             parent = ids.entry(entry.parent_id) if entry.parent_id is not None else None
+            source = f"entry id {entry.id}"
             try:
                 kind, payload, visibility = _item(entry.message)
-                writer.add(eid, parent, kind, payload, at or EPOCH, visibility, number)
+                writer.add(eid, parent, kind, payload, at, visibility, number, source)
             except MALFORMED as exc:
                 bad.bad(path, number, reason(exc))
                 continue
@@ -146,20 +155,14 @@ def _import(
             writer.head = eid
             if entry.label is not None and entry.label.strip():
                 checkpoint = {"label": entry.label, "summary": entry.label}
-                writer.add(
-                    ids.entry(f"{entry.id}#label"),
-                    eid,
-                    "checkpoint",
-                    checkpoint,
-                    at or EPOCH,
-                    None,
-                    number,
-                )
+                label = f"the label of entry {entry.id}"
+                entry_label = ids.entry(f"{entry.id}#label")
+                writer.add(entry_label, eid, "checkpoint", checkpoint, at, None, number, label)
             if not first_prompt and kind == "user.message":
-                first_prompt = " ".join(
+                first_prompt = one_line(
                     b["text"] for b in payload["content"] if b["type"] == "text"
                 )
-        writer.title = one_line(first_prompt)
+        writer.title = first_prompt
     report.add(writer.result, FORMAT, path, source_id)
 
 

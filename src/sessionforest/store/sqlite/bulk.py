@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from ...errors import (
     EntryConflict,
@@ -26,12 +26,14 @@ from ...errors import (
 from ...jsontext import payload_text
 from ...kinds import validate_payload
 from ...model import SUPPORTED_SCHEMA_VERSIONS, SessionInfo, SessionVisibility, Visibility
+from ...search import large
 from . import integrity
 from .connection import driver_error, rollback
 
 if TYPE_CHECKING:
-    from ...io.common import ImportReport, Progress
+    from ...io.common import Progress
     from ...io.gasp import Transcript
+    from ...io.report import ImportReport
     from .forest import Forest
 
 BATCH = 1000
@@ -51,7 +53,8 @@ INSERT_SESSION = (
 
 SESSION_STATE = """
 SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
-       s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id)
+       s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
+       s.created_at
 FROM sessions s WHERE s.id = ?
 """
 
@@ -77,13 +80,15 @@ LIMIT 1
 # Branch points that re-did a turn: two or more context-visible user or
 # assistant messages under one parent. Tool fan-out (an assistant's next
 # tool call beside a tool result), hidden nodes, notifications and local
-# commands a harness chains aside (`local_command`) never count.
+# commands a harness chains aside (`local_command`) never count. instr first:
+# json_extract copies the whole payload, which a 60 MB message makes costly.
 BRANCHES = """
 SELECT COUNT(*) FROM (
     SELECT 1 FROM session_entries
     WHERE session_id = ? AND parent_entry_id IS NOT NULL
       AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
-      AND json_extract(payload, '$.local_command') IS NULL
+      AND (instr(payload, '"local_command"') = 0
+           OR json_extract(payload, '$.local_command') IS NULL)
     GROUP BY parent_entry_id HAVING COUNT(*) > 1
 )
 """
@@ -126,21 +131,27 @@ class ChatResult:
 class ChatWriter:
     """Writes one chat inside the transaction `BulkMixin.bulk_chat` holds."""
 
-    def __init__(self, conn: sqlite3.Connection, spec: ChatSpec, path: Path, last: int) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, spec: ChatSpec, path: Path, last: int, created_at: str
+    ) -> None:
         self._conn = conn
         self._spec = spec
         self._path = path
         self._base = last  # sequences at or below it were stored before this import
         self._next = last + 1
-        self._batch: dict[str, tuple[Any, ...]] = {}  # id -> row (+ line), insertion order
-        self._young: set[str] = set()
-        self._old: set[str] = set()
+        self._batch: dict[str, _Row] = {}  # id -> row, insertion order
+        # Ids this import added, with their lines: two bounded generations.
+        self._young: dict[str, int | None] = {}
+        self._old: dict[str, int | None] = {}
         self.added = 0
         self.unchanged = 0
         self.head: str | None = None
         self.title = spec.title
         self.summary = spec.summary
         self.git_branch = spec.git_branch
+        # The chat's time: stored by its first import, so a source that states
+        # no times gives its entries the same one on every re-import.
+        self.created_at = created_at
         self.result: ChatResult | None = None  # set once the chat is committed
 
     @property
@@ -156,21 +167,28 @@ class ChatWriter:
         created_at: str,
         visibility: str | None = None,
         line: int | None = None,
+        source: str | None = None,
     ) -> None:
-        """Queue one entry; raises InvalidPayload (nothing queued) if it breaks its contract."""
+        """Queue one entry; raises InvalidPayload (nothing queued) if it breaks its contract.
+
+        `source` names the record in the source's own terms ("uuid 5f3e...",
+        "node abc"): errors about the entry name it instead of `entry_id`.
+        """
         spec = validate_payload(kind, payload)
         vis = str(spec.default_visibility if visibility is None else visibility)
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
-        row = (entry_id, parent, kind, payload_text(kind, payload), vis, created_at, line)
+        body = payload_text(kind, payload)
+        text = large.entry_text(kind, payload) if large.is_large(body) else None
+        row = _Row(entry_id, parent, kind, body, vis, created_at, line, source, text)
         queued = self._batch.get(entry_id)
         if queued is not None:
-            self._same(queued, row)  # the file repeats a line: identical is harmless
+            self._same(queued, row, queued.line)  # the file repeats a line: identical is harmless
             return
         self._batch[entry_id] = row
-        self._remember(entry_id)
-        if len(self._batch) >= BATCH:
-            self.flush()
+        self._remember(entry_id, line)
+        if len(self._batch) >= BATCH or text is not None:
+            self.flush()  # a large row goes at once: its text is not kept waiting
 
     def seen(self, entry_id: str) -> bool:
         """Whether this import already added `entry_id` (queued, written, or found stored).
@@ -191,24 +209,38 @@ class ChatWriter:
         found = self._conn.execute("SELECT 1 FROM temp.import_confirmed WHERE id = ?", (entry_id,))
         return found.fetchone() is not None
 
-    def _remember(self, entry_id: str) -> None:
+    def _remember(self, entry_id: str, line: int | None) -> None:
         # Two generations: memory stays bounded, and an id that falls out of
-        # both was flushed long ago, so `seen` finds it in SQLite.
-        self._young.add(entry_id)
+        # both was flushed long ago, so `seen` finds it in SQLite. The first
+        # line that gave an id is the one a conflict names.
+        if entry_id in self._old:
+            return
+        self._young.setdefault(entry_id, line)
         if len(self._young) >= RECENT:
-            self._old, self._young = self._young, set()
+            self._old, self._young = self._young, {}
 
-    def _same(self, stored: tuple[Any, ...], row: tuple[Any, ...]) -> None:
-        names = ("parent", "kind", "payload", "visibility", "created_at")
-        for name, old, new in zip(names, stored[1:6], row[1:6], strict=True):
-            if old != new:
-                raise EntryConflict(
-                    str(self._path),
-                    row[6],
-                    f"entry {row[0]} is already stored with a different {name}: "
-                    "the source changed what it said before",
-                    row[0],
-                )
+    def _same(self, stored: _Row, row: _Row, earlier: int | None, before: bool = False) -> None:
+        """Refuse `row` if it says something else than `stored` for the same record.
+
+        `before`: `stored` came from an earlier import; else from an earlier
+        line of this one (at line `earlier`, when still known).
+        """
+        found = _difference(stored, row)
+        if found is None:
+            return
+        name, values = found
+        subject = row.source or (f"entry {row.id}" if row.line is None else "the record")
+        if before:
+            shown = f" ({values.replace(' / ', ' then, ')} now)" if values else ""
+            reason = (
+                f"{subject} was imported before with a different {name}{shown}: the source "
+                "changed what it said, and a re-import never changes stored entries"
+            )
+        else:
+            at = f"line {earlier}" if earlier is not None else "an earlier line"
+            shown = f" ({values.replace(' / ', ' there, ')} here)" if values else ""
+            reason = f"{subject} is also on {at}, with a different {name}{shown}"
+        raise EntryConflict(str(self._path), row.line, reason, row.id, row.source)
 
     def flush(self) -> None:
         if not self._batch:
@@ -220,34 +252,48 @@ class ChatWriter:
             r[0]: r
             for r in self._conn.execute(
                 "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
-                f"session_id FROM session_entries WHERE id IN ({marks})",
-                [r[0] for r in rows],
+                f"session_id, sequence FROM session_entries WHERE id IN ({marks})",
+                [r.id for r in rows],
             )
         }
         sid = self._spec.id
-        fresh = []
+        fresh: list[tuple[Any, ...]] = []
         confirmed = []
         for row in rows:
-            old = stored.get(row[0])
+            old = stored.get(row.id)
             if old is None:
-                fresh.append((row[0], sid, row[1], self._next, *row[2:6]))
+                fresh.append((row.id, sid, row.parent, self._next, *row[2:6]))
+                if row.text is not None:
+                    self._insert(fresh)
+                    large.index_large(self._conn, sid, self._next, row.kind, row.text)
                 self._next += 1
             elif old[6] != sid:
+                subject = row.source or "a record"
                 raise ImportRejected(
-                    str(self._path), row[6], f"entry id {row[0]} belongs to session {old[6]}"
+                    str(self._path),
+                    row.line,
+                    f"{subject} maps to entry id {row.id}, which belongs to session {old[6]}",
+                    row.id,
                 )
             else:
-                self._same(old, row)
-                confirmed.append((row[0],))
+                written = old[7] > self._base  # by this import, from an earlier line
+                earlier = self._young.get(row.id, self._old.get(row.id)) if written else None
+                stored_row = _Row(old[0], old[1], old[2], old[3], old[4], old[5], None, None, None)
+                self._same(stored_row, row, earlier, before=not written)
+                confirmed.append((row.id,))
         if confirmed:
             # Stored before and met again: remembered on disk, not in memory.
             self._conn.executemany(
                 "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", confirmed
             )
             self.unchanged += len(confirmed)
-        if fresh:
-            self._conn.executemany(INSERT_ENTRY, fresh)
-            self.added += len(fresh)
+        self._insert(fresh)
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            self._conn.executemany(INSERT_ENTRY, rows)
+            self.added += len(rows)
+            rows.clear()
 
     def finish(self) -> tuple[int, int]:
         """Flush, check parents and set the head; returns (entries, branches)."""
@@ -281,6 +327,37 @@ class ChatWriter:
         entries = self._next - 1
         branches = conn.execute(BRANCHES, (sid,)).fetchone()[0]
         return entries, int(branches)
+
+
+class _Row(NamedTuple):
+    """One queued entry: its columns, the source line and record, and (large payloads
+    only) its searchable text for `large.index_large`."""
+
+    id: str
+    parent: str | None
+    kind: str
+    payload: str
+    visibility: str
+    created_at: str
+    line: int | None
+    source: str | None
+    text: str | None
+
+
+# What a conflict is about, in the words a user reads it in; the values of
+# the last three are shown too (parents are internal ids, content is long).
+_FIELDS = ("parent", "content", "kind", "visibility", "time")
+_SHOWN = ("kind", "visibility", "time")
+
+
+def _difference(stored: _Row, row: _Row) -> tuple[str, str] | None:
+    """(field, "old / new" or "") where `row` differs from `stored`; None: the same entry."""
+    olds = (stored.parent, stored.payload, stored.kind, stored.visibility, stored.created_at)
+    news = (row.parent, row.payload, row.kind, row.visibility, row.created_at)
+    for name, old, new in zip(_FIELDS, olds, news, strict=True):
+        if old != new:
+            return name, f"{old} / {new}" if name in _SHOWN else ""
+    return None
 
 
 def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
@@ -343,7 +420,8 @@ class BulkMixin:
                 last = state[7] or 0
             conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
             conn.execute("DELETE FROM temp.import_confirmed")
-            writer = ChatWriter(conn, spec, source, last)
+            created_at = spec.created_at if state is None else state[8]
+            writer = ChatWriter(conn, spec, source, last, created_at)
             yield writer
             entries, branches = writer.finish()
             if state is None or (
@@ -399,7 +477,10 @@ class BulkMixin:
 
         Each chat is its own transaction: a bad line fails that chat (the store
         unchanged for it) unless `skip_bad`, which records the line and goes on.
-        Re-importing is idempotent; a longer file adds only its new entries.
+        A failed chat is listed in the report's `failed` (file, line, reason)
+        and the import goes on with the others; only a path that does not
+        exist, or a store that cannot be written, raises. Re-importing is
+        idempotent; a longer file adds only its new entries.
         """
         from ...io import importers
 

@@ -32,7 +32,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...gitstamp import Stamper
-from ...ids import Clock, iso, new_id, utc_now
+from ...ids import Clock, id_problem, iso, new_id, utc_now
 from ...jsontext import NonFinite, encode, payload_text
 from ...kinds import validate_payload
 from ...model import (
@@ -46,6 +46,7 @@ from ...model import (
     SessionVisibility,
     Visibility,
 )
+from ...search import large
 from ...search.mixin import SearchMixin
 from . import integrity
 from .bulk import BulkMixin
@@ -339,6 +340,8 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
     ) -> str:
         if visibility not in SessionVisibility.__members__.values():
             raise InvalidArgument("session visibility", f"{visibility!r}")
+        if session_id and (why := id_problem(session_id)) is not None:
+            raise InvalidArgument("session id", f"{session_id!r} {why}")
         sid = session_id or new_id()
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
@@ -448,6 +451,8 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
                 INSERT_ENTRY,
                 (entry_id, session_id, parent, sequence, 2, kind, body, vis, created, stamp_text),
             )
+            if large.is_large(body):
+                large.index_large(conn, session_id, sequence, kind, large.entry_text(kind, payload))
             conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -495,6 +500,9 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
                     INSERT_ENTRY,
                     (entry_id, session_id, parent, sequence, 2, kind, body, vis, now, stamp_text),
                 )
+                if large.is_large(body):
+                    text = large.entry_text(kind, payload)
+                    large.index_large(conn, session_id, sequence, kind, text)
                 entries.append(
                     Entry(entry_id, session_id, parent, sequence, kind, payload, vis, 2, now, stamp)
                 )

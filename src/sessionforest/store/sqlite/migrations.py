@@ -369,6 +369,16 @@ def sessions_no_adoption(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
+    # The index triggers skip payloads over 1 MiB, which their writers index
+    # from Python (search/large.py): SQLite's JSON functions held some thirty
+    # copies of a 60 MB message at once, 1.9 GB for one insert.
+    from ...search import large
+
+    _run(conn, *large.SMALL_PAYLOAD_TRIGGERS)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 
