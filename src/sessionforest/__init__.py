@@ -48,26 +48,33 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from .io.gasp import Transcript
-from .io.report import ChatReport, ImportFailure, ImportReport, SkippedLine
 from .model import (
+    Agent,
+    AgentRole,
+    ChatReport,
     CheckReport,
     Entry,
+    ImportFailure,
+    ImportReport,
     Node,
     Problem,
     RepairAction,
     RepairReport,
     SessionInfo,
     SessionStatus,
+    SkippedLine,
+    Transcript,
+    TreeItem,
     Unrepaired,
     Visibility,
+    Workspace,
+    WorkspaceKind,
 )
 from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
 from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
 from .session import Session, SessionEntry
 from .store.sqlite import Forest
-from .store.sqlite.trees import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
 
 __all__ = [
     "AdapterError",

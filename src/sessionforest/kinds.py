@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import DeltaRefused, InvalidPayload, LegacyKind, UnknownKind
-from .model import LEGACY_KINDS, Visibility
+from .legacy import LEGACY_KINDS
+from .model import Visibility
 
 Check = Callable[[str, str, Any], None]  # (kind, field path, value) -> raises InvalidPayload
 
@@ -268,70 +269,6 @@ def validate_payload(kind: str, payload: Any) -> KindSpec:
     if spec.extra is not None:
         spec.extra(kind, payload)
     return spec
-
-
-# --- reading v1 ------------------------------------------------------------------
-
-
-def _v1_message(payload: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in payload.items() if k not in ("text", "tool_calls")}
-    blocks: list[dict[str, Any]] = []
-    if payload.get("text"):
-        blocks.append({"type": "text", "text": payload["text"]})
-    for call in payload.get("tool_calls") or ():
-        blocks.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id", ""),
-                "name": call.get("name", ""),
-                "input": call.get("arguments", {}),
-            }
-        )
-    out["content"] = blocks
-    return out
-
-
-def _v1_tool_started(payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "call_id": payload.get("tool_use_id", ""),
-        "name": payload.get("name", ""),
-        "input": payload.get("arguments", {}),
-    }
-
-
-def _v1_tool_completed(payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "call_id": payload.get("tool_use_id", ""),
-        "output": payload.get("result", ""),
-        "is_error": bool(payload.get("is_error", False)),
-    }
-
-
-def _v1_notification(payload: dict[str, Any]) -> dict[str, Any]:
-    return {"provider": payload.get("provider", "legacy"), "event": payload}
-
-
-_V1_UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "user.message": _v1_message,
-    "assistant.message": _v1_message,
-    "tool.started": _v1_tool_started,
-    "tool.completed": _v1_tool_completed,
-    "provider.notification": _v1_notification,
-}
-
-
-def upgrade(kind: str, payload: dict[str, Any], version: int) -> tuple[str, dict[str, Any]]:
-    """Map a stored (kind, payload) at `version` to the current contract.
-
-    v1 payloads were flat (`{"text": ...}`, `tool_use_id`/`arguments`/`result`);
-    v2 uses content blocks and call ids. Callers check the version is supported.
-    """
-    kind = LEGACY_KINDS.get(kind, kind)
-    if version == 1:
-        up = _V1_UPGRADES.get(kind)
-        if up is not None:
-            payload = up(payload)
-    return kind, payload
 
 
 def text_of(payload: dict[str, Any]) -> str:

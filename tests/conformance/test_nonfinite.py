@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest, ImportRejected, InvalidArgument, InvalidPayload, Session
-from sessionforest.store.sqlite.bulk import ChatSpec
+from sessionforest.model import ChatSpec
 
 NONFINITE = [
     pytest.param(math.nan, "NaN", id="nan"),

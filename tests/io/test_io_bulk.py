@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload, SessionDamaged
+from sessionforest.model import ChatSpec
 from sessionforest.store.sqlite import bulk
-from sessionforest.store.sqlite.bulk import ChatSpec
 
 Dump = Callable[[], dict[str, list[tuple[Any, ...]]]]
 T = "2025-01-01T00:00:00.000Z"

@@ -21,8 +21,8 @@ import pytest
 
 from sessionforest import Forest, StoreError, StoreFull, StoreIOError, StoreUnreadable
 from sessionforest.cli.main import EXIT_CODES
+from sessionforest.model import ChatSpec
 from sessionforest.store.sqlite import migrations
-from sessionforest.store.sqlite.bulk import ChatSpec
 
 BIG = {"content": [{"type": "text", "text": "x" * 6000}]}
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest, InvalidArgument, UnknownSession, UnknownTreeNode
-from sessionforest.store.sqlite.trees import Agent
+from sessionforest.model import Agent
 
 POLICY = {"may": ["read", "edit"], "paths": ["src/"], "network": False}
 

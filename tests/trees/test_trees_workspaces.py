@@ -9,7 +9,7 @@ from contextlib import closing
 import pytest
 
 from sessionforest import Forest, InvalidArgument, UnknownTreeNode
-from sessionforest.store.sqlite.trees import Workspace
+from sessionforest.model import Workspace
 
 
 def build(forest: Forest) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from ..io.claude_code import DEFAULT_ROOT
-from ..io.report import ImportReport
+from ..model import ImportReport
 from ..render import escape, plural
 from .common import State, emit_json, json_option, pass_state
 

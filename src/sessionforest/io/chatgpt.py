@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from ..errors import EntryConflict, ImportRejected, InvalidPayload
-from ..store.sqlite.bulk import ChatSpec
+from ..model import ChatSpec, ImportReport
 from . import common, jsonstream
 from .blocks import text
 from .common import (
@@ -33,7 +33,7 @@ from .common import (
     reason,
     unreadable,
 )
-from .report import ImportReport, Notes, failures, source_file
+from .report import Notes, failures, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import ForestError, InvalidPayload
-from ..model import SessionVisibility
+from ..model import ChatSpec, ImportReport, SessionVisibility
 from ..render import plural
-from ..store.sqlite.bulk import ChatSpec, ChatWriter
+from ..store.sqlite.bulk import ChatWriter
 from . import claude_code_map as cmap
 from .common import (
     MALFORMED,
@@ -31,7 +31,7 @@ from .common import (
     records,
     walk,
 )
-from .report import ImportReport, Notes, source_file
+from .report import Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest

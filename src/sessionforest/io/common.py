@@ -21,7 +21,8 @@ import orjson
 
 from ..errors import ImportRejected
 from ..ids import CONTROL, iso
-from .report import ImportReport, Notes, SkippedLine
+from ..model import ImportReport, SkippedLine
+from .report import Notes
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: skipped at the start of a file

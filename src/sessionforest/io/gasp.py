@@ -14,11 +14,11 @@ import io
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument
+from ..model import Transcript
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest
@@ -26,26 +26,6 @@ if TYPE_CHECKING:
 # A run id becomes a file name: one path component, nothing a shell or a
 # path join could read as a directory.
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    run_id: str
-    path: Path  # DIR/transcripts/<run-id>.jsonl.gz
-    relative: str  # transcripts/<run-id>.jsonl.gz, as a run event names it
-    sha256: str
-    entries: int
-    bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "path": str(self.path),
-            "relative": self.relative,
-            "sha256": self.sha256,
-            "entries": self.entries,
-            "bytes": self.bytes,
-        }
 
 
 def export_transcript(

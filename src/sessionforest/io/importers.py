@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ImportRejected, InvalidArgument
+from ..model import ChatReport, ImportReport
 from . import chatgpt, claude_code, pi, yoagent
 from .common import BadLines, Progress, file_size, walk
-from .report import ChatReport, ImportReport, failures
+from .report import failures
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidPayload
-from ..store.sqlite.bulk import ChatSpec, ChatWriter
+from ..model import ChatSpec, ImportReport
+from ..store.sqlite.bulk import ChatWriter
 from . import blocks
 from .common import (
     MALFORMED,
@@ -29,7 +30,7 @@ from .common import (
     too_long,
     walk,
 )
-from .report import ImportReport, Notes, source_file
+from .report import Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest

@@ -17,9 +17,9 @@ import orjson
 
 from ..errors import InvalidPayload, JsonlParseError
 from ..ids import iso, parse_iso
+from ..model import ChatSpec, ImportReport
 from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
 from ..session import _parse_line
-from ..store.sqlite.bulk import ChatSpec
 from . import blocks
 from .common import (
     MALFORMED,
@@ -35,7 +35,7 @@ from .common import (
     too_long,
     unreadable,
 )
-from .report import ImportReport, Notes, source_file
+from .report import Notes, source_file
 
 if TYPE_CHECKING:
     from ..store.sqlite.forest import Forest

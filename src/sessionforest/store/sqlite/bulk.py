@@ -12,7 +12,6 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -25,15 +24,21 @@ from ...errors import (
 )
 from ...jsontext import payload_text
 from ...kinds import validate_payload
-from ...model import SUPPORTED_SCHEMA_VERSIONS, SessionInfo, SessionVisibility, Visibility
+from ...model import (
+    SUPPORTED_SCHEMA_VERSIONS,
+    ChatResult,
+    ChatSpec,
+    ImportReport,
+    SessionInfo,
+    Transcript,
+    Visibility,
+)
 from ...search import large
 from . import integrity
 from .connection import driver_error, rollback
 
 if TYPE_CHECKING:
     from ...io.common import Progress
-    from ...io.gasp import Transcript
-    from ...io.report import ImportReport
     from .forest import Forest
 
 BATCH = 1000
@@ -92,40 +97,6 @@ SELECT COUNT(*) FROM (
     GROUP BY parent_entry_id HAVING COUNT(*) > 1
 )
 """
-
-
-@dataclass(frozen=True, slots=True)
-class ChatSpec:
-    """The session row of an imported chat; `id` derives from (format, source id).
-
-    `origin_cwd` is where the source says the chat ran: kept as data, never
-    bound (no git runs there) unless the user binds the session. `cwd` binds
-    at import and is for callers that vouch for the directory themselves.
-    """
-
-    id: str
-    title: str
-    harness: str
-    created_at: str
-    source_format: str
-    source_path: str
-    source_id: str
-    cwd: str | None = None
-    visibility: str = SessionVisibility.TOP_LEVEL
-    summary: str | None = None
-    git_branch: str | None = None
-    origin_cwd: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResult:
-    session_id: str
-    created: bool  # the session row is new
-    added: int  # entries written by this import
-    unchanged: int  # entries already stored with identical content
-    entries: int  # entries of the chat after the import
-    branches: int  # re-done turns (see BRANCHES)
-    head: str | None
 
 
 class ChatWriter:

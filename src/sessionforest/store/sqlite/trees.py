@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -29,80 +28,17 @@ from ...errors import (
 from ...ids import new_id
 from ...jsontext import NonFinite, encode
 from ...kinds import validate_payload
-from ...model import SUPPORTED_SCHEMA_VERSIONS, Entry
-
-
-class WorkspaceKind(StrEnum):
-    REPOSITORY = "repository"
-    TASK_WORKTREE = "task_worktree"
-    WORKER_WORKTREE = "worker_worktree"
-
-
-class AgentRole(StrEnum):
-    ORCHESTRATOR = "orchestrator"
-    WORKER = "worker"
-
-
-# kind -> the kind its parent must be; None: a root.
-PARENT_KIND: dict[WorkspaceKind, WorkspaceKind | None] = {
-    WorkspaceKind.REPOSITORY: None,
-    WorkspaceKind.TASK_WORKTREE: WorkspaceKind.REPOSITORY,
-    WorkspaceKind.WORKER_WORKTREE: WorkspaceKind.TASK_WORKTREE,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Workspace:
-    id: str
-    parent_id: str | None
-    kind: str
-    path: str
-    branch: str | None
-    created_at: str
-    removed_at: str | None
-
-    @property
-    def live(self) -> bool:
-        return self.removed_at is None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class Agent:
-    id: str
-    parent_id: str | None
-    role: str
-    session_id: str
-    workspace_id: str | None
-    # What a worker is authorized to do; None for an orchestrator. Kept out of
-    # the hash (a dict cannot be hashed) but not out of equality.
-    policy: dict[str, Any] | None = field(hash=False)
-    created_at: str
-    removed_at: str | None
-
-    @property
-    def live(self) -> bool:
-        return self.removed_at is None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)  # a deep copy: callers cannot reach the stored policy
-
-
-R = TypeVar("R", Workspace, Agent)
-
-
-@dataclass(frozen=True, slots=True)
-class TreeItem(Generic[R]):
-    """One record of a tree listing, in pre-order; `depth` 0 is the listing's root."""
-
-    depth: int
-    node: R
-
-    def to_json(self) -> dict[str, Any]:
-        return {"depth": self.depth, **self.node.to_json()}
-
+from ...model import (
+    PARENT_KIND,
+    SUPPORTED_SCHEMA_VERSIONS,
+    Agent,
+    AgentRole,
+    Entry,
+    TreeItem,
+    Workspace,
+    WorkspaceKind,
+)
+from ...model.trees import R
 
 WORKSPACE_COLUMNS = "id, parent_id, kind, path, branch, created_at, removed_at"
 AGENT_COLUMNS = "id, parent_id, role, session_id, workspace_id, policy, created_at, removed_at"

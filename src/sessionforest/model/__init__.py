@@ -1,0 +1,61 @@
+"""The model layer: frozen value types every other layer shares, and nothing else.
+
+`entries` (Entry, Node, Snapshot, visibility, schema versions), `sessions`
+(SessionInfo, statuses, integrity reports), `trees` (workspace and agent
+records) and `imports` (what importers consume and produce). It imports only
+`errors`, `legacy` and `text`, so every layer above may import it.
+"""
+
+from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
+from .entries import Entry, Node, Snapshot, Visibility
+from .imports import (
+    ChatReport,
+    ChatResult,
+    ChatSpec,
+    ImportFailure,
+    ImportReport,
+    SkippedLine,
+    Transcript,
+)
+from .sessions import (
+    CheckReport,
+    Problem,
+    RepairAction,
+    RepairReport,
+    SessionInfo,
+    SessionStatus,
+    SessionVisibility,
+    Unrepaired,
+)
+from .trees import PARENT_KIND, Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
+
+__all__ = [
+    "CURRENT_SCHEMA_VERSION",
+    "LEGACY_KINDS",
+    "PARENT_KIND",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "Agent",
+    "AgentRole",
+    "ChatReport",
+    "ChatResult",
+    "ChatSpec",
+    "CheckReport",
+    "Entry",
+    "ImportFailure",
+    "ImportReport",
+    "Node",
+    "Problem",
+    "RepairAction",
+    "RepairReport",
+    "SessionInfo",
+    "SessionStatus",
+    "SessionVisibility",
+    "SkippedLine",
+    "Snapshot",
+    "Transcript",
+    "TreeItem",
+    "Unrepaired",
+    "Visibility",
+    "Workspace",
+    "WorkspaceKind",
+]

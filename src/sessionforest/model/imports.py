@@ -1,0 +1,216 @@
+"""What importers consume and produce: a chat's session row, a chat's result, the report.
+
+Importers (io/) fill these; the facade returns them; the CLI and the server
+print them. None of them knows a backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ImportRejected
+from ..text import plural
+from .sessions import SessionVisibility
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSpec:
+    """The session row of an imported chat; `id` derives from (format, source id).
+
+    `origin_cwd` is where the source says the chat ran: kept as data, never
+    bound (no git runs there) unless the user binds the session. `cwd` binds
+    at import and is for callers that vouch for the directory themselves.
+    """
+
+    id: str
+    title: str
+    harness: str
+    created_at: str
+    source_format: str
+    source_path: str
+    source_id: str
+    cwd: str | None = None
+    visibility: str = SessionVisibility.TOP_LEVEL
+    summary: str | None = None
+    git_branch: str | None = None
+    origin_cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    session_id: str
+    created: bool  # the session row is new
+    added: int  # entries written by this import
+    unchanged: int  # entries already stored with identical content
+    entries: int  # entries of the chat after the import
+    branches: int  # re-done turns (see BRANCHES)
+    head: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    path: str
+    line: int | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
+
+    def __str__(self) -> str:
+        at = f":{self.line}" if self.line is not None else ""
+        return f"{self.path}{at}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFailure:
+    """A chat (or a whole file) that was not imported, and why; the store has nothing of it."""
+
+    path: str
+    line: int | None
+    reason: str
+    message: str  # the whole error, as the CLI prints it
+    entry_id: str | None = None
+    source_id: str | None = None
+
+    @classmethod
+    def of(cls, exc: Exception, path: Path) -> ImportFailure:
+        if isinstance(exc, ImportRejected):
+            source = getattr(exc, "source_id", None)
+            return cls(exc.path, exc.line, exc.reason, str(exc), exc.entry_id, source)
+        if isinstance(exc, OSError):
+            why = f"cannot read the file: {exc.strerror or exc}"
+            return cls(str(path), None, why, f"{path}: {why}; nothing of it was imported")
+        return cls(str(path), None, str(exc), f"{path}: {exc}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "reason": self.reason,
+            "message": self.message,
+            "entry_id": self.entry_id,
+            "source_id": self.source_id,
+        }
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(slots=True)
+class ChatReport:
+    """One chat of an import: where it came from and what the import changed."""
+
+    session_id: str
+    source_format: str
+    source_path: str
+    source_id: str
+    created: bool
+    added: int
+    unchanged: int
+    entries: int
+    branches: int
+    head: str | None
+    hidden: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "source": {
+                "format": self.source_format,
+                "path": self.source_path,
+                "id": self.source_id,
+            },
+            "created": self.created,
+            "added": self.added,
+            "unchanged": self.unchanged,
+            "entries": self.entries,
+            "branches": self.branches,
+            "head": self.head,
+            "hidden": self.hidden,
+        }
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import did: chats written, entries added, branches, skipped lines, notes,
+    and the chats that failed (`failed`; the import went on with the others)."""
+
+    format: str
+    chats: list[ChatReport] = field(default_factory=list)
+    skipped: list[SkippedLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failed: list[ImportFailure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed (skipped lines, which `skip_bad` asked for, are no failure)."""
+        return not self.failed
+
+    @property
+    def entries(self) -> int:
+        return sum(c.added for c in self.chats)
+
+    @property
+    def unchanged(self) -> int:
+        return sum(c.unchanged for c in self.chats)
+
+    @property
+    def branches(self) -> int:
+        return sum(c.branches for c in self.chats)
+
+    def add(
+        self, result: ChatResult | None, fmt: str, path: Path, source_id: str, hidden: bool = False
+    ) -> None:
+        """Record a committed chat (`ChatWriter.result`)."""
+        assert result is not None, "a chat is recorded after its transaction committed"
+        self.chats.append(
+            ChatReport(
+                result.session_id, fmt, str(path), source_id, result.created, result.added,
+                result.unchanged, result.entries, result.branches, result.head, hidden,
+            )
+        )  # fmt: skip
+
+    def summary(self) -> str:
+        new = sum(1 for c in self.chats if c.created)
+        workers = sum(1 for c in self.chats if c.hidden)
+        return (
+            f"{plural(len(self.chats), 'chat')} ({new} new, {workers} worker), "
+            f"{plural(self.entries, 'entry', 'entries')} added ({self.unchanged} already there), "
+            f"{plural(self.branches, 'branch', 'branches')}, "
+            f"{plural(len(self.skipped), 'skipped line')}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "chats": len(self.chats),
+            "entries": self.entries,
+            "unchanged": self.unchanged,
+            "branches": self.branches,
+            "skipped": [s.to_json() for s in self.skipped],
+            "notes": list(self.notes),
+            "failed": [f.to_json() for f in self.failed],
+            "sessions": [c.to_json() for c in self.chats],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    run_id: str
+    path: Path  # DIR/transcripts/<run-id>.jsonl.gz
+    relative: str  # transcripts/<run-id>.jsonl.gz, as a run event names it
+    sha256: str
+    entries: int
+    bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "relative": self.relative,
+            "sha256": self.sha256,
+            "entries": self.entries,
+            "bytes": self.bytes,
+        }
