@@ -48,6 +48,7 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
+from .forest import Forest
 from .model import (
     Agent,
     AgentRole,
@@ -74,7 +75,6 @@ from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
 from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
 from .session import Session, SessionEntry
-from .store.sqlite import Forest
 
 __all__ = [
     "AdapterError",

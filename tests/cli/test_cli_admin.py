@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from sessionforest import Forest as Store
 from sessionforest.demo import CHECKPOINT, build_demo
-from sessionforest.store.sqlite import Forest as Store
 
 if TYPE_CHECKING:
     from conftest import ForestCli

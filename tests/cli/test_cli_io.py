@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from sessionforest import Forest as Store
 from sessionforest.demo import build_demo
-from sessionforest.store.sqlite import Forest as Store
 
 if TYPE_CHECKING:
     from conftest import ForestCli

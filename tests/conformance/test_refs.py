@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sessionforest import AmbiguousId, Forest, UnknownEntry, UnknownSession
-from sessionforest.store.sqlite import refs
-from sessionforest.store.sqlite.refs import one_typo_away, prefix_bounds
+from sessionforest.rules.refs import one_typo_away, prefix_bounds
+from sessionforest.store.sqlite import store as sqlite_store
 
 # Shaped like minted ids (26 Crockford base32 characters), chosen to share prefixes.
 A = "01k7aaaaaaaaaaaaaaaaaaaaaa"
@@ -36,7 +36,7 @@ def named(forest: Forest) -> Forest:
 
 def _queries(forest: Forest) -> list[str]:
     seen: list[str] = []
-    forest._conn.set_trace_callback(seen.append)
+    forest._backend.db.trace(seen.append)
     return seen
 
 
@@ -275,7 +275,7 @@ def test_entry_prefixes_resolve_the_same_past_the_scan_limit(
     imported(forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
     (tmp_path / "more").mkdir()
     imported(forest, tmp_path / "more", "other", ["3f0", "3f1", "3f1d"])
-    monkeypatch.setattr(refs, "PREFIX_SCAN", scan)
+    monkeypatch.setattr(sqlite_store, "PREFIX_SCAN", scan)
     assert forest.resolve_entry("chat", "3f1") == "3f1c"
     assert forest.resolve_entry("other", "3f1") == "3f1"  # exact wins
     with pytest.raises(AmbiguousId) as caught:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionforest import Forest, RepairReport, SessionQuarantined, UnknownSession
-from sessionforest.store.sqlite.repair import RECOVERED_TITLE
+from sessionforest.rules.integrity import RECOVERED_TITLE
 
 
 def user(text: str) -> dict[str, Any]:

@@ -189,5 +189,7 @@ def test_cwd_and_git_branch_are_kept(forest: Forest, raw: Raw) -> None:
     # Where the chat ran is kept as data; the session is not bound to it.
     assert info.origin_cwd == next(r["cwd"] for r in records if "cwd" in r)
     assert info.cwd is None
-    row = forest._conn.execute("SELECT git_branch FROM sessions WHERE id = ?", (info.id,))
+    row = forest._backend.db.writer.execute(
+        "SELECT git_branch FROM sessions WHERE id = ?", (info.id,)
+    )
     assert row.fetchone()[0] == [r["gitBranch"] for r in records if r.get("gitBranch")][-1]

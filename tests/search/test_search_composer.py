@@ -53,14 +53,14 @@ def test_recall_card_searches_only_the_open_chat_and_writes_nothing(
     here = make_chat("Redis", ["the redis fix was a timeout", "ok"])
     make_chat("Elsewhere", ["another redis fix"])
     before = _state(forest.path)
-    changes = forest._conn.total_changes
+    changes = forest._backend.db.writer.total_changes
     card = handle(forest, here, "/recall redis fix", now=NOW)
     assert card is not None and card.command == "recall"
     assert [h.session_id for h in card.entries] == [here]
     assert card.text.splitlines()[0] == 'recall "redis fix" in this chat: 1 hit'
     assert "the **redis** **fix** was a timeout" in card.text
     assert card.to_json()["entries"][0]["session_id"] == here
-    assert forest._conn.total_changes == changes
+    assert forest._backend.db.writer.total_changes == changes
     assert _state(forest.path) == before
 
 

@@ -15,8 +15,8 @@ import pytest
 from sessionforest import Forest, HeadMoved, StoreIOError
 from sessionforest.kinds import CONVERSATIONAL_KINDS, LEGACY_KINDS
 from sessionforest.search import index
-from sessionforest.store.sqlite import forest as forest_module
 from sessionforest.store.sqlite import migrations
+from sessionforest.store.sqlite import store as forest_module
 
 V5_DB = Path(__file__).parents[1] / "store" / "fixtures" / "v5.db"
 

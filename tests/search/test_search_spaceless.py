@@ -13,8 +13,8 @@ import pytest
 from sessionforest import Forest, StoreIOError
 from sessionforest.search import terms
 from sessionforest.search.scripts import excerpt, spaceless
-from sessionforest.store.sqlite import forest as forest_module
 from sessionforest.store.sqlite import migrations
+from sessionforest.store.sqlite import store as forest_module
 
 from .conftest import NOW, text
 

@@ -312,7 +312,7 @@ def test_expect_head_failure_in_process_appends_nothing(tmp_path: Path) -> None:
 
 def pragma(forest: Forest, name: str) -> Any:
     # synchronous is per connection: only the store's own connection can tell.
-    return forest._conn.execute(f"PRAGMA {name}").fetchone()[0]
+    return forest._backend.db.writer.execute(f"PRAGMA {name}").fetchone()[0]
 
 
 @pytest.mark.parametrize(("durability", "synchronous"), [(None, 1), ("normal", 1), ("full", 2)])

@@ -29,8 +29,8 @@ BIG = {"content": [{"type": "text", "text": "x" * 6000}]}
 
 def fill_to_the_limit(forest: Forest, headroom: int = 40) -> None:
     """Cap the file a few pages above its size: the next writes run out of room."""
-    pages = forest._conn.execute("PRAGMA page_count").fetchone()[0]
-    forest._conn.execute(f"PRAGMA max_page_count = {pages + headroom}")
+    pages = forest._backend.db.writer.execute("PRAGMA page_count").fetchone()[0]
+    forest._backend.db.writer.execute(f"PRAGMA max_page_count = {pages + headroom}")
 
 
 def bulk(forest: Forest, n: int) -> str:
@@ -78,7 +78,7 @@ def test_a_full_store_raises_store_full_and_keeps_every_acknowledged_write(
     assert isinstance(error.__cause__, sqlite3.OperationalError)
     assert error.__cause__.sqlite_errorname == "SQLITE_FULL"
     assert error.code == "SQLITE_FULL"
-    assert not forest._conn.in_transaction
+    assert not forest._backend.db.writer.in_transaction
     for kind, value in acked:
         if kind == "entry":
             assert forest.entry(sid, value).payload == BIG
@@ -90,7 +90,7 @@ def test_a_full_store_raises_store_full_and_keeps_every_acknowledged_write(
             assert forest.workspace(value).id == value
     assert forest.check().ok
     # Free space (lift the limit): the same write works again.
-    forest._conn.execute("PRAGMA max_page_count = 1073741823")
+    forest._backend.db.writer.execute("PRAGMA max_page_count = 1073741823")
     write(forest, sid, 10_000)
     assert forest.check().ok
     forest.close()
@@ -115,11 +115,11 @@ def test_a_migration_that_fills_the_disk_leaves_the_store_as_it_was(
     monkeypatch.undo()
     with Forest.open(path, readonly=True) as forest:
         assert [s.title for s in forest.sessions()] == ["before"]
-        assert "grow" not in migrations.applied(forest._conn)
-        assert (
-            forest._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'filler'").fetchone()
-            is None
-        )
+        with forest._backend.db.read() as conn:
+            assert "grow" not in migrations.applied(conn)
+            assert (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'filler'").fetchone() is None
+            )
 
 
 def test_a_damaged_file_raises_a_store_error_on_read(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_sequences_stay_gap_free_across_a_full_disk(tmp_path: Path) -> None:
         for _ in range(100):
             forest.append(sid, "user.message", BIG)
     count = len(forest.entries(sid))
-    forest._conn.execute("PRAGMA max_page_count = 1073741823")
+    forest._backend.db.writer.execute("PRAGMA max_page_count = 1073741823")
     forest.append(sid, "user.message", BIG)
     assert [e.sequence for e in forest.entries(sid)] == list(range(1, count + 2))
     forest.close()

@@ -36,7 +36,7 @@ from .common import (
 from .report import Notes, failures, source_file
 
 if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+    from ..forest import Forest
 
 FORMAT = "chatgpt"
 PROVIDER = "chatgpt"

@@ -34,7 +34,7 @@ from .common import (
 from .report import Notes, source_file
 
 if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+    from ..forest import Forest
 
 FORMAT = "claude-code"
 DEFAULT_ROOT = Path("~/.claude/projects")

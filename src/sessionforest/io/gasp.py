@@ -21,7 +21,7 @@ from ..errors import InvalidArgument
 from ..model import Transcript
 
 if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+    from ..forest import Forest
 
 # A run id becomes a file name: one path component, nothing a shell or a
 # path join could read as a directory.

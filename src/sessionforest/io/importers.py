@@ -19,7 +19,7 @@ from .common import BadLines, Progress, file_size, walk
 from .report import failures
 
 if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+    from ..forest import Forest
 
 Importer = Callable[["Forest", Path, ImportReport, BadLines, "Progress | None"], None]
 

@@ -38,7 +38,7 @@ from .common import (
 from .report import Notes, source_file
 
 if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+    from ..forest import Forest
 
 FORMAT = "yoagent"
 Item = tuple[str, dict[str, Any], str | None]

@@ -1,76 +1,185 @@
-"""The contract every forest backend implements.
+"""The contracts between the facade (`sessionforest.Forest`) and a storage backend.
 
-`tests/conformance/` runs one suite against every backend through this
-protocol, so a backend is done when that suite passes on it.
+A backend is a `Backend`: a `Store` (sessions, entries, heads, integrity), a
+`TreeStore` (workspaces and agents), a `BulkStore` (importers' per-chat
+writes, whole-session restore and dump) and a `SearchIndex` provider (the
+primitives the search funnel ranks with). Everything that is not storage --
+the clock, ids, payload validation, stamping, the search funnel, projection,
+import mapping, output documents -- lives above, in the facade and the
+backend-neutral `rules`, so a second backend implements only these. The
+conformance suite (`tests/conformance/`) runs against every registered backend.
+
+Errors: a backend raises only `ForestError`s (it wraps its driver's), from the
+families in errors.py; every method documents the ones it raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import IO, Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple, Protocol
 
-from ..model import CheckReport, Entry, Node, RepairReport, SessionInfo
+from ..model import (
+    Agent,
+    CheckReport,
+    Entry,
+    Node,
+    RepairReport,
+    SessionInfo,
+    Workspace,
+)
+
+# --- sentinels and value types -------------------------------------------------
+
+
+class Unset:
+    """`expect_head=UNSET`: no expectation (None means "the session is empty")."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset()
+
+
+class Auto:
+    """`append(stamp=AUTO)`: the controller stamps entries of sessions bound to a directory."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Final = Auto()
+
+
+class AppendState(NamedTuple):
+    """What a backend reads inside an append's write transaction, in one round trip;
+    `rules.append.checked` decides from it."""
+
+    quarantine: str | None  # the session's quarantine reason
+    head: str | None
+    last_sequence: int | None  # the session's highest sequence (None: no entries)
+    below_owner: str | None  # session of the entry appended below (the parent, else the head)
+    below_version: int | None  # its semantic schema version
+    cwd: str | None  # the session's bound directory, as committed
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """One validated entry for a backend to append (the facade minted id and time)."""
+
+    id: str
+    kind: str
+    payload: dict[str, Any]  # the validated object, handed back in the Entry
+    body: str  # its JSON text, as stored
+    visibility: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session row for a backend to insert."""
+
+    id: str
+    title: str
+    harness: str
+    cwd: str | None
+    created_at: str
+    visibility: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stamping:
+    """How a backend stamps an append: the stamp the facade took for the directory it
+    believed bound, and how to take another if the committed binding differs (another
+    process bound the session since), called inside the write transaction."""
+
+    cwd: str | None
+    text: str | None
+    restamp: Callable[[str | None], str | None] | None = None
+
+
+UNSTAMPED: Final = Stamping(None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Where a backend put an append: the first entry's parent and sequence, the stamp."""
+
+    parent: str | None
+    sequence: int
+    stamp_text: str | None
+
+
+# --- Store ---------------------------------------------------------------------
 
 
 class Store(Protocol):
+    """Sessions, their immutable entries and movable heads, and integrity.
+
+    Reads raise UnknownSession for a session that does not exist and
+    SessionQuarantined for one `check` fenced off; entry reads raise
+    UnknownEntry / ForeignEntry, and UnsupportedSchemaVersion before returning
+    anything partial; a damaged traversal raises SessionDamaged.
+    """
+
+    location: str  # where the store is, for messages (a path or a redacted URL)
+    readonly_why: str | None  # why writes are refused; None: they are not
+    migrated: list[str]  # migrations this open applied
+
     def close(self) -> None: ...
 
-    def create_session(
-        self,
-        title: str = "",
-        harness: str = "",
-        cwd: Any = None,
-        *,
-        session_id: str | None = None,
-        visibility: str = ...,
-        created_at: str | None = None,
-    ) -> str: ...
+    def reading(self) -> AbstractContextManager[None]:
+        """Reads inside the block (on this thread) see one consistent snapshot."""
+        ...
+
+    # sessions
+    def insert_session(self, row: NewSession) -> None:
+        """SessionExists; SessionDamaged when entries of a deleted row with this id remain."""
+        ...
 
     def session(self, session_id: str) -> SessionInfo: ...
 
-    def sessions(
-        self, *, include_hidden: bool = True, order: str = "created"
-    ) -> list[SessionInfo]: ...
-
-    def resolve_session(self, ref: str) -> str: ...
-
-    def resolve_entry(self, session_id: str, ref: str) -> str: ...
+    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+        """order: "created" (oldest first) or "updated" (latest activity first)."""
+        ...
 
     def set_status(self, session_id: str, status: str) -> None: ...
 
-    def bind(self, session_id: str, directory: Any) -> SessionInfo: ...
+    def bind(self, session_id: str, directory: str) -> None:
+        """Set the bound directory; SessionBound if it is bound to another one."""
+        ...
 
+    def bound_directory(self, session_id: str) -> tuple[bool, str | None]:
+        """(the session exists, its bound directory)."""
+        ...
+
+    # entries
     def append(
         self,
         session_id: str,
-        kind: str,
-        payload: dict[str, Any],
-        parent: str | None = None,
-        visibility: str | None = None,
-        expect_head: Any = ...,
-        created_at: str | None = None,
-        stamp: dict[str, Any] | None = None,
-    ) -> Entry: ...
+        items: Sequence[NewEntry],
+        parent: str | None,
+        expect_head: str | Unset | None,
+        now: str,
+        stamping: Stamping,
+    ) -> Appended:
+        """Append `items` as one chain below `parent` (None: the head) in ONE transaction,
+        checked by `rules.append.checked`; the head ends on the last item."""
+        ...
 
-    def append_many(
-        self,
-        session_id: str,
-        items: Sequence[tuple[str, dict[str, Any], str | None]],
-        parent: str | None = None,
-        expect_head: Any = ...,
-    ) -> list[Entry]: ...
-
-    def move_head(self, session_id: str, entry_id: str, *, expect_head: Any = ...) -> None: ...
-
-    def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry: ...
-
-    def seek_checkpoint(self, session_id: str, label: str) -> Entry: ...
+    def move_head(
+        self, session_id: str, entry_id: str, expect_head: str | Unset | None, now: str
+    ) -> None: ...
 
     def head(self, session_id: str) -> str | None: ...
 
     def entry(self, session_id: str, entry_id: str) -> Entry: ...
 
-    def active_path(self, session_id: str) -> list[Entry]: ...
+    def active_path(self, session_id: str) -> list[Entry]:
+        """Root to head; damage checked by `rules.reading.ordered_path`."""
+        ...
 
     def entries(self, session_id: str) -> list[Entry]: ...
 
@@ -84,10 +193,109 @@ class Store(Protocol):
 
     def checkpoints(self, session_id: str) -> list[Entry]: ...
 
+    def latest_checkpoint(self, session_id: str, label: str) -> Entry | None: ...
+
+    def branches(self, session_id: str) -> int:
+        """Points of the tree that re-did a turn (two or more visible messages under one parent)."""
+        ...
+
+    # integrity
     def check(self, *, quarantine: bool = True) -> CheckReport: ...
 
-    def repair(self, session_id: str) -> RepairReport: ...
+    def repair(self, session_id: str, now: str) -> RepairReport: ...
 
-    def export_jsonl(self, session_id: str, out: IO[str]) -> int: ...
+    # the primitives id resolution needs (rules/refs.py decides)
+    def sessions_in_range(self, low: str, high: str | bytes, limit: int) -> list[tuple[str, str]]:
+        """(id, title) of sessions with low <= id < high, in id order."""
+        ...
 
-    def import_jsonl(self, path: Any) -> str: ...
+    def count_sessions_in_range(self, low: str, high: str | bytes) -> int: ...
+
+    def entry_by_id_or_sequence(self, session_id: str, ref: str) -> str | None:
+        """The entry of `session_id` whose id is `ref`, else whose sequence is int(ref)."""
+        ...
+
+    def entries_in_range(
+        self, session_id: str, low: str, high: str | bytes
+    ) -> list[tuple[str, int, str]]:
+        """(id, sequence, kind) of the session's entries with low <= id < high, in id order."""
+        ...
+
+    def near_misses(self, session_id: str | None) -> Iterator[str]:
+        """Every session id (None) or every entry id of `session_id`: the pool a miss
+        suggests from (read only on a miss)."""
+        ...
+
+    def session_labels(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """{id: {"id", "title"}} for existing sessions among `ids`."""
+        ...
+
+    def entry_labels(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """{id: {"id", "sequence", "kind"}} for existing entries among `ids`."""
+        ...
+
+    def session_exists(self, session_id: str) -> bool: ...
+
+
+# --- TreeStore -------------------------------------------------------------------
+
+
+class TreeStore(Protocol):
+    """The workspace and agent trees: records kept apart from the conversation tree.
+
+    A backend applies the tree rules of rules/trees.py inside the write each
+    guards (parent kinds, liveness, one live workspace per path, one live
+    agent per session) and raises InvalidArgument / UnknownTreeNode /
+    UnknownSession as they say. Ids and times come from the facade.
+    """
+
+    def add_workspace(
+        self,
+        workspace_id: str,
+        kind: str,
+        parent_id: str | None,
+        argument: str,
+        path: str,
+        branch: str | None,
+        now: str,
+    ) -> None:
+        """`argument`: the caller's name for `parent_id`, for error messages."""
+        ...
+
+    def workspace(self, workspace_id: str) -> Workspace: ...
+
+    def workspace_children(self, workspace_id: str, include_removed: bool) -> list[Workspace]: ...
+
+    def workspace_subtree(self, root_id: str | None) -> list[Workspace]:
+        """Every record below `root_id` (None: every root), removed ones included."""
+        ...
+
+    def remove_workspace(self, workspace_id: str, now: str) -> Workspace: ...
+
+    def add_agent(
+        self,
+        agent_id: str,
+        role: str,
+        parent_id: str | None,
+        session_id: str,
+        policy_text: str | None,
+        workspace_id: str | None,
+        now: str,
+    ) -> None: ...
+
+    def agent(self, agent_id: str) -> Agent: ...
+
+    def agent_children(self, agent_id: str, include_removed: bool) -> list[Agent]: ...
+
+    def agent_subtree(self, root_id: str | None) -> list[Agent]: ...
+
+    def agent_for_session(self, session_id: str) -> Agent | None: ...
+
+    def remove_agent(self, agent_id: str, now: str) -> Agent: ...
+
+    def resolve_evidence(
+        self, session_id: str, entry_id: str, for_agent: str | None
+    ) -> dict[str, Any]:
+        """The exact payload of worker.result `entry_id` if it is evidence now (see
+        `Forest.resolve_evidence`), checked in one snapshot."""
+        ...

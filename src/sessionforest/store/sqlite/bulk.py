@@ -13,14 +13,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ...errors import (
     EntryConflict,
     ImportRejected,
     InvalidArgument,
     SessionQuarantined,
-    StoreReadOnly,
 )
 from ...jsontext import payload_text
 from ...kinds import validate_payload
@@ -28,18 +27,16 @@ from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
     ChatResult,
     ChatSpec,
-    ImportReport,
     SessionInfo,
-    Transcript,
     Visibility,
 )
 from ...search import large
 from . import integrity
-from .connection import driver_error, rollback
+from .database import Database
+from .store import SQLiteStore
 
 if TYPE_CHECKING:
-    from ...io.common import Progress
-    from .forest import Forest
+    pass
 
 BATCH = 1000
 RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
@@ -344,15 +341,9 @@ def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
         raise refused from exc
 
 
-def _forest(mixin: BulkMixin) -> Forest:
-    """The importers take the whole store; a BulkMixin is only ever mixed into Forest."""
-    return cast("Forest", mixin)
-
-
 class BulkMixin:
     """Transactional per-chat writes for importers, and the import/export entry points."""
 
-    _conn: sqlite3.Connection
     path: Path
     readonly_why: str | None
 
@@ -365,14 +356,7 @@ class BulkMixin:
     @contextmanager
     def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
         """Write one chat in one transaction; any error leaves the store as it was."""
-        conn = self._conn
-        if self.readonly_why is not None:
-            raise StoreReadOnly(str(self.path), self.readonly_why)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise driver_error(self.path, exc) from exc
-        try:
+        with self._write() as conn:
             state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
             if state is None:
                 _insert_session(conn, spec)
@@ -406,13 +390,6 @@ class BulkMixin:
                     "source_path = ? WHERE id = ?",
                     (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
                 )
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise driver_error(self.path, exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
         writer.result = ChatResult(
             spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
         )
@@ -431,42 +408,37 @@ class BulkMixin:
             )
         return self.session(sid)
 
-    def branches(self, session_id: str) -> int:
-        """How many points of the session's tree re-did a turn (see BRANCHES)."""
-        self._readable(session_id)
-        return int(self._conn.execute(BRANCHES, (session_id,)).fetchone()[0])
 
-    def import_chats(
-        self,
-        fmt: str,
-        path: str | os.PathLike[str],
-        *,
-        skip_bad: bool = False,
-        progress: Progress | None = None,
-    ) -> ImportReport:
-        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent, native).
+class SQLiteBulk(BulkMixin):
+    """The importers' writes over one `Database` (the bulk component of the backend)."""
 
-        Each chat is its own transaction: a bad line fails that chat (the store
-        unchanged for it) unless `skip_bad`, which records the line and goes on.
-        A failed chat is listed in the report's `failed` (file, line, reason)
-        and the import goes on with the others; only a path that does not
-        exist, or a store that cannot be written, raises. Re-importing is
-        idempotent; a longer file adds only its new entries.
-        """
-        from ...io import importers
+    def __init__(self, db: Database, store: SQLiteStore) -> None:
+        self._db = db
+        self._store = store
+        self.path = db.path
+        self.readonly_why = db.readonly_why
 
-        return importers.run(_forest(self), fmt, Path(path), skip_bad=skip_bad, progress=progress)
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write()
 
-    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
-        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
-        from ...io import yoagent
+    def _readable(self, session_id: str) -> str | None:
+        return self._store.head(session_id)
 
-        return yoagent.export_session(_forest(self), session_id, out)
+    def session(self, session_id: str) -> SessionInfo:
+        return self._store.session(session_id)
 
-    def export_gasp(
-        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
-    ) -> Transcript:
-        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
-        from ...io import gasp
+    def import_jsonl(self, path: str | os.PathLike[str]) -> str:
+        """Import one native JSONL session file; all or nothing. Returns the session id."""
+        from ...io import native
 
-        return gasp.export_transcript(_forest(self), session_id, Path(directory), run_id)
+        with self._db.write() as conn:
+            return native.import_session(conn, Path(path))
+
+    def export_jsonl(self, session_id: str, out: IO[str]) -> int:
+        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+        from ...io import native
+
+        with self._db.read() as conn:
+            info = self._store.session(session_id)
+            self._readable(session_id)
+            return native.export_session(conn, info, out)

@@ -1,0 +1,596 @@
+"""`Forest`: the one facade every surface (CLI, server, SDK integrations) calls.
+
+It owns what is not storage -- the clock, ids, payload validation, worktree
+stamping, id resolution, the search funnel, import and export, and the
+documents a surface prints (log, tree, snapshot) -- and reaches storage only
+through the contracts of store/base.py, so any backend `open` picks serves it.
+
+Threading: a Forest may be shared by threads; see the backend's contract
+(SQLite: store/sqlite/database.py). Errors are ForestErrors (errors.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from .documents import divergence_marks, log_document, snapshot_of, tree_document
+from .errors import InvalidArgument, UnknownCheckpoint, UnknownEntry, UnknownSession
+from .gitstamp import Divergence
+from .ids import Clock, id_problem, iso, new_id, utc_now
+from .model import (
+    Agent,
+    AgentRole,
+    ChatSpec,
+    CheckReport,
+    Entry,
+    ImportReport,
+    Node,
+    RepairReport,
+    SessionInfo,
+    SessionVisibility,
+    Snapshot,
+    Transcript,
+    TreeItem,
+    Workspace,
+    WorkspaceKind,
+)
+from .rules import refs
+from .rules import trees as tree_rules
+from .rules.append import prepare, stamp_text
+from .search.results import ChatSearch, EntryHit
+from .store import open_backend
+from .store.base import AUTO, UNSET, Auto, NewEntry, NewSession, Stamping, Unset
+from .store.sqlite import DURABILITY
+from .worktree import Worktrees
+
+if TYPE_CHECKING:
+    from .io.common import Progress
+    from .store.sqlite import SQLiteBackend
+    from .store.sqlite.bulk import ChatWriter
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["AUTO", "UNSET", "Forest"]
+
+
+def _suggesting(method: F) -> F:
+    """A plain miss (unknown session or entry) comes out with the ids one typo away,
+    looked for after the failing call ended (never inside a write transaction)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Forest, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (UnknownSession, UnknownEntry) as exc:
+            if exc.suggestions:
+                raise
+            raise refs.with_suggestions(self._store, exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class Forest:
+    """A store of sessions, each a tree of immutable entries with a movable head."""
+
+    def __init__(self, backend: SQLiteBackend, clock: Clock) -> None:
+        self._backend = backend
+        self._store = backend.store
+        self._trees = backend.trees
+        self._clock = clock
+        self._worktrees = Worktrees(backend.store)
+        self.path = backend.path
+        self.readonly_why = backend.store.readonly_why
+        self.migrated = backend.store.migrated
+
+    # --- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        readonly: bool = False,
+        create: bool = True,
+        durability: str = "normal",
+        clock: Clock | None = None,
+        busy_timeout_ms: int = 30_000,
+    ) -> Forest:
+        """Open the store at `path`: a file path or `sqlite:///PATH` (None: `FOREST_DB`,
+        else the user data directory).
+
+        Read-write (the default) creates the file when `create` (and, for the
+        default store only, its directory), migrates and uses WAL with
+        `durability` "normal" (synchronous=NORMAL) or "full". `readonly=True`
+        never creates, migrates or writes anything: a missing file raises
+        StoreMissing, a store needing migrations StoreOutdated. Either mode
+        refuses a database that is not a store (NotAStore), and a file that
+        cannot be written opens read-only (`forest.readonly`).
+        """
+        if durability not in DURABILITY:
+            raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
+        backend = open_backend(
+            path,
+            readonly=readonly,
+            create=create,
+            durability=durability,
+            busy_timeout_ms=busy_timeout_ms,
+        )
+        return cls(backend, clock or utc_now)
+
+    @property
+    def readonly(self) -> bool:
+        """Whether this Forest refuses writes (opened read-only, or the file is not writable)."""
+        return self.readonly_why is not None
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> Forest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now(self) -> str:
+        return iso(self._clock())
+
+    # --- sessions ----------------------------------------------------------------
+
+    def create_session(
+        self,
+        title: str = "",
+        harness: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        session_id: str | None = None,
+        visibility: str = SessionVisibility.TOP_LEVEL,
+        created_at: str | None = None,
+    ) -> str:
+        """Create an empty session; `cwd` binds it to a directory (its appends are stamped)."""
+        if visibility not in SessionVisibility.__members__.values():
+            raise InvalidArgument("session visibility", f"{visibility!r}")
+        if session_id and (why := id_problem(session_id)) is not None:
+            raise InvalidArgument("session id", f"{session_id!r} {why}")
+        sid = session_id or new_id()
+        directory = os.path.abspath(cwd) if cwd is not None else None
+        row = NewSession(sid, title, harness, directory, created_at or self._now(), str(visibility))
+        self._store.insert_session(row)
+        return sid
+
+    @_suggesting
+    def session(self, session_id: str) -> SessionInfo:
+        return self._store.session(session_id)
+
+    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only).
+
+        `order="created"` lists them oldest first; `"updated"` puts the latest
+        activity (the `updated_at` each carries) first, as a sidebar does.
+        """
+        return self._store.sessions(include_hidden=include_hidden, order=order)
+
+    @_suggesting
+    def set_status(self, session_id: str, status: str) -> None:
+        self._store.set_status(session_id, status)
+
+    @_suggesting
+    def bind(self, session_id: str, directory: str | os.PathLike[str]) -> SessionInfo:
+        """Bind the session to `directory`: its appends are stamped with that worktree from now.
+
+        Imported chats start unbound; where they were recorded is kept as
+        `origin_cwd`, data that never makes git run. A bound directory never
+        changes (stamps must stay comparable): binding again to the same one
+        is a no-op, another one raises SessionBound. The directory must exist.
+        """
+        self._worktrees.bind(session_id, directory)
+        return self._store.session(session_id)
+
+    # --- names as people type them -------------------------------------------------
+
+    def resolve_session(self, ref: str) -> str:
+        """The id of the session `ref` names: its full id or a unique prefix of one
+        (AmbiguousId when several start with it, UnknownSession with suggestions)."""
+        return refs.resolve_session(self._store, ref)
+
+    def resolve_entry(self, session_id: str, ref: str) -> str:
+        """The id of the entry of `session_id` that `ref` names: a full id, a sequence
+        number as `log` and `tree` print it, or a unique prefix (see rules/refs.py)."""
+        return refs.resolve_entry(self._store, session_id, ref)
+
+    def unknown_session(self, session_id: str) -> UnknownSession:
+        """The error for a session id that names nothing, suggesting ids one typo away."""
+        return refs.unknown_session(self._store, session_id)
+
+    def unknown_entry(self, session_id: str, entry_id: str) -> UnknownEntry | UnknownSession:
+        """The error for an entry ref that names nothing in `session_id`, with suggestions."""
+        return refs.unknown_entry(self._store, session_id, entry_id)
+
+    # --- writing -----------------------------------------------------------------
+
+    @_suggesting
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        parent: str | None = None,
+        visibility: str | None = None,
+        expect_head: str | Unset | None = UNSET,
+        created_at: str | None = None,
+        stamp: dict[str, Any] | Auto | None = AUTO,
+    ) -> Entry:
+        """Append an entry as a child of `parent` (default: the head); the head moves to it.
+
+        Appending below anything but the head starts a new branch. With
+        `expect_head`, the append fails with HeadMoved (appending nothing) if
+        the head is not that entry (None: an empty session) at commit time.
+
+        `stamp=AUTO` (the controller's append) stamps the entry with the git
+        state of the session's directory when it has one; importers pass
+        `stamp=None` (history that predates the stamp) or the stamp to keep.
+        """
+        body, vis = prepare(kind, payload, visibility)
+        entry_id, now = new_id(), self._now()
+        created = created_at or now
+        if isinstance(stamp, Auto):
+            stamping, taken = self._worktrees.stamping(session_id)
+        else:
+            stamping, taken = Stamping(None, stamp_text(stamp)), [stamp]
+        item = NewEntry(entry_id, kind, payload, body, vis, created)
+        done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
+        return Entry(
+            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created,
+            taken[0],
+        )  # fmt: skip
+
+    @_suggesting
+    def append_many(
+        self,
+        session_id: str,
+        items: Sequence[tuple[str, dict[str, Any], str | None]],
+        parent: str | None = None,
+        expect_head: str | Unset | None = UNSET,
+    ) -> list[Entry]:
+        """Append (kind, payload, visibility) items as one chain, in ONE transaction.
+
+        The first goes below `parent` (default: the head), each next one below
+        the previous; the head ends on the last. All or nothing: an adapter's
+        turn (notifications plus the message) can never be half written.
+        """
+        now = self._now()
+        prepared = [
+            NewEntry(new_id(), kind, payload, *prepare(kind, payload, vis), now)
+            for kind, payload, vis in items
+        ]
+        if not prepared:
+            return []
+        stamping, taken = self._worktrees.stamping(session_id)
+        done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
+        entries: list[Entry] = []
+        link, sequence, stamp = done.parent, done.sequence, taken[0]
+        for item in prepared:
+            entry = Entry(item.id, session_id, link, sequence, item.kind, item.payload,
+                          item.visibility, 2, now, stamp)  # fmt: skip
+            entries.append(entry)
+            link, sequence = item.id, sequence + 1
+        return entries
+
+    @_suggesting
+    def move_head(
+        self, session_id: str, entry_id: str, *, expect_head: str | Unset | None = UNSET
+    ) -> None:
+        """Point the session's head at `entry_id`. History and files are untouched."""
+        self._store.move_head(session_id, entry_id, expect_head, self._now())
+
+    def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry:
+        """Record a checkpoint entry labelling the current state (head moves onto it)."""
+        return self.append(session_id, "checkpoint", {"label": label, "summary": summary or label})
+
+    @_suggesting
+    def seek_checkpoint(self, session_id: str, label: str) -> Entry:
+        """Move the head to the most recent checkpoint with `label`; returns it."""
+        entry = self._store.latest_checkpoint(session_id, label)
+        if entry is None:
+            raise UnknownCheckpoint(label, session_id)
+        self.move_head(session_id, entry.id)
+        return entry
+
+    # --- reading -----------------------------------------------------------------
+
+    @_suggesting
+    def head(self, session_id: str) -> str | None:
+        return self._store.head(session_id)
+
+    @_suggesting
+    def entry(self, session_id: str, entry_id: str) -> Entry:
+        return self._store.entry(session_id, entry_id)
+
+    @_suggesting
+    def active_path(self, session_id: str) -> list[Entry]:
+        """Entries from the root to the head; fails closed on damage."""
+        return self._store.active_path(session_id)
+
+    @_suggesting
+    def entries(self, session_id: str) -> list[Entry]:
+        """Every entry of the session, all branches, in insertion (sequence) order."""
+        return self._store.entries(session_id)
+
+    def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
+        """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""
+        return self._store.iter_entries(session_id, batch)
+
+    @_suggesting
+    def skeleton(self, session_id: str) -> list[Node]:
+        """The tree's shape (ids, parents, kinds; no payloads), in sequence order."""
+        return self._store.skeleton(session_id)
+
+    @_suggesting
+    def children(self, session_id: str, entry_id: str) -> list[Entry]:
+        return self._store.children(session_id, entry_id)
+
+    @_suggesting
+    def tips(self, session_id: str) -> list[Entry]:
+        """Every entry without children (one per branch), in insertion order."""
+        return self._store.tips(session_id)
+
+    @_suggesting
+    def checkpoints(self, session_id: str) -> list[Entry]:
+        return self._store.checkpoints(session_id)
+
+    @_suggesting
+    def branches(self, session_id: str) -> int:
+        """How many points of the session's tree re-did a turn."""
+        return self._store.branches(session_id)
+
+    # --- worktree divergence and the documents surfaces print ------------------------
+
+    @_suggesting
+    def divergence(self, session_id: str, entry_id: str | None = None) -> Divergence:
+        """Compare an entry's stamp (default: the head's) with the worktree now."""
+        target = entry_id or self._store.head(session_id)
+        if target is None:
+            return Divergence("unknown", reason="session has no entries")
+        return self._worktrees.compare(session_id, self._store.entry(session_id, target).stamp)
+
+    def current_stamp(self, session_id: str) -> dict[str, Any] | None:
+        """The stamp the worktree of the session's directory would get now (None: none)."""
+        return self._worktrees.current(session_id)
+
+    @_suggesting
+    def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
+        """The tree skeleton, active path, tips, checkpoints and the divergence of
+        `entry` (default: the head), read in one snapshot so they agree."""
+        return snapshot_of(self._store, self._worktrees, session_id, entry)
+
+    def log_document(self, session_id: str) -> list[dict[str, Any]]:
+        """`log --json`: the active path, root first, each entry marked `diverged`."""
+        return log_document(self._store, self._worktrees, session_id)
+
+    def tree_document(self, session_id: str) -> dict[str, Any]:
+        """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
+        return tree_document(self.snapshot(session_id))
+
+    def divergence_marks(self, session_id: str, entries: Sequence[Entry]) -> dict[str, str]:
+        """`[diverged: head|dirty|both]` for each stamped entry whose worktree moved on."""
+        return divergence_marks(self._worktrees, session_id, entries)
+
+    # --- integrity ---------------------------------------------------------------
+
+    def check(self, *, quarantine: bool = True) -> CheckReport:
+        """Find orphan and cross-session parents, cycles, sequence gaps, entries of
+        unreadable schema versions, invalid or missing heads, and entries whose
+        session row is gone. A damaged session is quarantined (reads and appends
+        refuse it) without touching any other; one found healthy is released."""
+        return self._store.check(quarantine=quarantine)
+
+    def repair(self, session_id: str) -> RepairReport:
+        """Fix what can be fixed without touching an entry (a missing session row, a
+        broken head), then check the session afresh; the check alone decides the
+        quarantine. Orphans, cycles, gaps and unreadable versions stay, each reported."""
+        return self._store.repair(session_id, self._now())
+
+    # --- search --------------------------------------------------------------------
+
+    @_suggesting
+    def search_session_entries(
+        self, session_id: str, query: str, limit: int = 10
+    ) -> list[EntryHit]:
+        """Entries of this one session matching `query`, best first (ended chats too);
+        `limit` must be at least 1."""
+        from .search import facade
+
+        return facade.search_session_entries(self._backend, session_id, query, limit)
+
+    def search_chats(
+        self,
+        query: str,
+        now: datetime | None = None,
+        limit: int = 8,
+        harness: str | None = None,
+    ) -> ChatSearch:
+        """Top-level chats matching `query`, best first, and whether the index is sure.
+
+        Time phrases resolve against `now` (default: the store's clock);
+        `harness` restricts the chats to one harness, as a harness word does;
+        `limit` must be at least 1.
+        """
+        from .search import facade
+
+        moment = now or self._clock()
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return facade.search_chats(self._backend, query, moment, limit, harness)
+
+    # --- import and export -----------------------------------------------------------
+
+    @contextmanager
+    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
+        """Write one imported chat in one transaction; any error leaves the store as it was."""
+        with self._backend.bulk.bulk_chat(spec, source) as writer:
+            yield writer
+
+    def import_chats(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent,
+        native). Each chat is its own transaction; a chat that fails is reported in
+        `report.failed` and the others are imported. Re-importing is idempotent."""
+        from .io import importers
+
+        return importers.run(self, fmt, Path(path), skip_bad=skip_bad, progress=progress)
+
+    def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
+        """Import one native JSONL file (all or nothing) and record it as the chat's source."""
+        return self._backend.bulk.import_native(path)
+
+    def import_jsonl(self, path: str | os.PathLike[str]) -> str:
+        """Import one native JSONL session file; all or nothing. Returns the session id."""
+        return self._backend.bulk.import_jsonl(path)
+
+    @_suggesting
+    def export_jsonl(self, session_id: str, out: IO[str]) -> int:
+        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+        return self._backend.bulk.export_jsonl(session_id, out)
+
+    @_suggesting
+    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
+        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
+        from .io import yoagent
+
+        return yoagent.export_session(self, session_id, out)
+
+    @_suggesting
+    def export_gasp(
+        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
+    ) -> Transcript:
+        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
+        from .io import gasp
+
+        return gasp.export_transcript(self, session_id, Path(directory), run_id)
+
+    # --- the workspace tree ------------------------------------------------------------
+
+    def add_repository(self, path: str | os.PathLike[str]) -> str:
+        return self._add_workspace(WorkspaceKind.REPOSITORY, None, "parent_id", path, None)
+
+    def add_task_worktree(
+        self, repo_id: str, path: str | os.PathLike[str], branch: str | None = None
+    ) -> str:
+        return self._add_workspace(WorkspaceKind.TASK_WORKTREE, repo_id, "repo_id", path, branch)
+
+    def add_worker_worktree(
+        self, task_id: str, path: str | os.PathLike[str], branch: str | None = None
+    ) -> str:
+        return self._add_workspace(WorkspaceKind.WORKER_WORKTREE, task_id, "task_id", path, branch)
+
+    def _add_workspace(
+        self,
+        kind: WorkspaceKind,
+        parent_id: str | None,
+        argument: str,
+        path: str | os.PathLike[str],
+        branch: str | None,
+    ) -> str:
+        text = os.fspath(path)
+        if not text:
+            raise InvalidArgument("path", "a workspace needs a path")
+        workspace_id = new_id()
+        self._trees.add_workspace(
+            workspace_id, str(kind), parent_id, argument, text, branch, self._now()
+        )
+        return workspace_id
+
+    def workspace(self, workspace_id: str) -> Workspace:
+        return self._trees.workspace(workspace_id)
+
+    def workspace_children(
+        self, workspace_id: str, *, include_removed: bool = False
+    ) -> list[Workspace]:
+        return self._trees.workspace_children(workspace_id, include_removed)
+
+    def workspace_tree(
+        self, root_id: str | None = None, *, include_removed: bool = False
+    ) -> list[TreeItem[Workspace]]:
+        """The tree below `root_id` (default: every repository), in pre-order."""
+        rows = self._trees.workspace_subtree(root_id)
+        return tree_rules.preorder(rows, root_id, include_removed)
+
+    def remove_workspace(self, workspace_id: str) -> Workspace:
+        """Mark a workspace removed (once); refused while it has live children.
+        Only the record changes: no file, agent or session entry is touched."""
+        return self._trees.remove_workspace(workspace_id, self._now())
+
+    # --- the agent tree ------------------------------------------------------------------
+
+    def add_orchestrator(self, session_id: str, workspace_id: str | None = None) -> str:
+        return self._add_agent(AgentRole.ORCHESTRATOR, None, session_id, None, workspace_id)
+
+    def add_worker(
+        self,
+        orchestrator_id: str,
+        session_id: str,
+        policy: dict[str, Any],
+        workspace_id: str | None = None,
+    ) -> str:
+        """Register a worker under an orchestrator, writing to `session_id`, bound by `policy`."""
+        text = tree_rules.policy_text(policy)
+        return self._add_agent(AgentRole.WORKER, orchestrator_id, session_id, text, workspace_id)
+
+    def _add_agent(
+        self,
+        role: AgentRole,
+        parent_id: str | None,
+        session_id: str,
+        policy: str | None,
+        workspace_id: str | None,
+    ) -> str:
+        agent_id = new_id()
+        self._trees.add_agent(
+            agent_id, str(role), parent_id, session_id, policy, workspace_id, self._now()
+        )
+        return agent_id
+
+    def agent(self, agent_id: str) -> Agent:
+        return self._trees.agent(agent_id)
+
+    def agent_children(self, agent_id: str, *, include_removed: bool = False) -> list[Agent]:
+        return self._trees.agent_children(agent_id, include_removed)
+
+    def agent_tree(
+        self, root_id: str | None = None, *, include_removed: bool = False
+    ) -> list[TreeItem[Agent]]:
+        """The tree below `root_id` (default: every orchestrator), in pre-order."""
+        return tree_rules.preorder(self._trees.agent_subtree(root_id), root_id, include_removed)
+
+    def agent_for_session(self, session_id: str) -> Agent | None:
+        """The live agent writing to `session_id`, if any."""
+        return self._trees.agent_for_session(session_id)
+
+    def remove_agent(self, agent_id: str) -> Agent:
+        """Mark an agent removed (once); an orchestrator is refused while it has live
+        workers. Only the record changes: its session, entries and head stay."""
+        return self._trees.remove_agent(agent_id, self._now())
+
+    @_suggesting
+    def resolve_evidence(
+        self, session_id: str, entry_id: str, for_agent: str | None = None
+    ) -> dict[str, Any]:
+        """The exact payload of worker.result `entry_id`, if it is evidence right now.
+
+        Checked afresh on every call, never cached: the entry exists, belongs
+        to `session_id`, is a worker.result and lies on the session's current
+        active branch. With `for_agent`, that agent must be a live worker whose
+        orchestrator writes to `session_id`.
+        """
+        return self._trees.resolve_evidence(session_id, entry_id, for_agent)
