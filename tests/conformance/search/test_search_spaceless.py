@@ -1,22 +1,22 @@
 """Scripts written without spaces (Chinese, Japanese, Korean, Thai): a word is
-found inside a clause, by recall and by find, through the trigram index."""
+found inside a clause, by recall and by find.
+
+How the SQLite backend does it (its trigram tables) is pinned in
+tests/store/sqlite/test_search_trigrams.py.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sessionforest import Forest, StoreIOError
+from conformance.backends import Harness
+from sessionforest import Forest
 from sessionforest.search import terms
 from sessionforest.search.scripts import excerpt, spaceless
-from sessionforest.store.sqlite import forest as forest_module
-from sessionforest.store.sqlite import migrations
 
-from .conftest import NOW, text
+from .conftest import NOW
 
 CLAUSES = [
     # (clause, a word in it, where)
@@ -33,11 +33,6 @@ CLAUSES = [
     ("서버 로그에서 버그를 찾았어요", "버그", "Korean, two syllables"),
     ("ฐานข้อมูลช้ามาก", "ข้อมูล", "Thai, middle"),
 ]
-
-
-def grams_rows(path: Path) -> list[tuple[int, str]]:
-    with closing(sqlite3.connect(path)) as conn:
-        return conn.execute("SELECT rowid, text FROM session_entry_grams ORDER BY rowid").fetchall()
 
 
 @pytest.mark.parametrize(("clause", "word", "where"), CLAUSES)
@@ -90,7 +85,9 @@ def test_latin_words_written_inside_cjk_text_are_found(forest: Forest, make_chat
     assert hit.snippet == "这个**bug**很奇怪"
 
 
-def test_a_cjk_title_and_summary_find_the_chat(forest: Forest, make_chat: Any) -> None:
+def test_a_cjk_title_and_summary_find_the_chat(
+    forest: Forest, harness: Harness, make_chat: Any
+) -> None:
     titled = make_chat("数据库性能优化", ["please help", "sure"])
     summarised = make_chat("Later", ["x", "y"])
     forest.append(summarised, "compaction", {"summary": "讨论了缓存策略"})
@@ -101,86 +98,11 @@ def test_a_cjk_title_and_summary_find_the_chat(forest: Forest, make_chat: Any) -
     assert [h.session_id for h in result.hits] == [summarised]
     # Renamed to Latin the title no longer holds the word; a Latin chat
     # renamed to CJK gets a trigram digest holding its opening too.
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.execute("UPDATE sessions SET title = 'Performance' WHERE id = ?", (titled,))
-        conn.execute("UPDATE sessions SET title = '缓存讨论' WHERE id = ?", (summarised,))
+    harness.update_row(forest, "sessions", titled, title="Performance")
+    harness.update_row(forest, "sessions", summarised, title="缓存讨论")
     assert forest.search_chats("优化", now=NOW).hits == ()
     result = forest.search_chats("讨论", now=NOW)
     assert [h.session_id for h in result.hits] == [summarised]
-    with closing(sqlite3.connect(forest.path)) as conn:
-        row = conn.execute(
-            "SELECT title, first_message, first_reply, summary FROM chat_digest_grams "
-            "WHERE rowid = (SELECT num FROM search_sessions WHERE session_id = ?)",
-            (summarised,),
-        ).fetchone()
-    assert row == ("缓存讨论  ", "x  ", "y  ", "讨论了缓存策略  ")
-
-
-def test_only_text_in_spaceless_scripts_is_indexed_by_trigrams(forest: Forest) -> None:
-    sid = forest.create_session("plain title")
-    forest.append(sid, "user.message", text("plain ascii text"))
-    forest.append(sid, "user.message", text("Latin with “quotes” — café"))
-    forest.append(sid, "user.message", text("one word of 中文 inside"))
-    forest.append(
-        sid,
-        "assistant.message",
-        {"content": [{"type": "thinking", "thinking": "想一想"}, {"type": "text", "text": "ok"}]},
-    )
-    assert [t for _, t in grams_rows(forest.path)] == ["one word of 中文 inside  "]
-    with closing(sqlite3.connect(forest.path)) as conn:
-        assert conn.execute("SELECT count(*) FROM chat_digest_grams").fetchone() == (0,)
-
-
-def test_json_escaped_text_is_indexed_too(forest: Forest) -> None:
-    sid = forest.create_session("t")
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.execute(
-            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-            "semantic_schema_version, kind, payload, context_visibility, created_at) "
-            "VALUES ('e', ?, NULL, 1, 2, 'user.message', ?, 'context', 't')",
-            (sid, '{"content": [{"type": "text", "text": "\\u6570\\u636e\\u5e93\\u5f88\\u6162"}]}'),
-        )
-    assert [t for _, t in grams_rows(forest.path)] == ["数据库很慢  "]
-    assert [h.entry_id for h in forest.search_session_entries(sid, "数据")] == ["e"]
-
-
-def test_a_failed_append_leaves_no_trigram_row_and_a_committed_one_is_found_at_once(
-    forest: Forest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sid = forest.create_session("t")
-    with Forest.open(forest.path) as other:
-        forest.append(sid, "user.message", text("第一条消息"))
-        assert [h.sequence for h in other.search_session_entries(sid, "消息")] == [1]
-        before = grams_rows(forest.path)
-        monkeypatch.setattr(
-            forest_module, "UPSERT_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?)"
-        )
-        with pytest.raises(StoreIOError):
-            forest.append(sid, "user.message", text("失败的追加"))
-        monkeypatch.undo()
-        assert grams_rows(forest.path) == before
-        assert other.search_session_entries(sid, "追加") == []
-        assert other.search_chats("追加", now=NOW).hits == ()
-
-
-def test_the_migration_indexes_cjk_entries_already_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    names = [name for name, _ in migrations.MIGRATIONS]
-    path = tmp_path / "old.db"
-    with monkeypatch.context() as m:
-        m.setattr(
-            migrations, "MIGRATIONS", migrations.MIGRATIONS[: names.index("session_gram_index")]
-        )
-        with Forest.open(path, clock=lambda: NOW) as old:
-            sid = old.create_session("数据库迁移")
-            old.append(sid, "user.message", text("我们的数据库很慢"))
-            old.append(sid, "assistant.message", text("plain reply"))
-    with Forest.open(path, clock=lambda: NOW) as new:
-        assert [h.sequence for h in new.search_session_entries(sid, "数据库")] == [1]
-        result = new.search_chats("迁移", now=NOW)
-        assert [h.session_id for h in result.hits] == [sid] and result.hits[0].digest_match
-        assert [t for _, t in grams_rows(path)] == ["我们的数据库很慢  "]
 
 
 def test_a_common_short_word_is_found_by_reading_rows(
