@@ -1,15 +1,19 @@
 """The backends the conformance suite runs on: each registers a harness and its capabilities.
 
-A backend is one `Backend` in `BACKENDS` (below): its name, the `Harness`
-subclass that opens and inspects its stores, and a `Capabilities` value
-stating every flag (no defaults, so a new flag makes every backend say yes
-or no). `tests/conftest.py` parameterises every test that uses the `harness`
-or `forest` fixture by these backends; a test marked `needs("flag")` is not
-collected for a backend without that flag, and the run's summary says so.
+A backend is one module in this package calling `register(Backend(...))`:
+its name, the `Harness` subclass that opens and inspects its stores, and a
+`Capabilities` value stating every flag (no defaults, so a new flag makes
+every backend say yes or no). Every module here is imported, so adding a
+backend is adding its module. `tests/conftest.py` parameterises every test
+using the `harness` or `forest` fixture by these backends; a test marked
+`needs("flag")` is not collected for a backend without that flag, and the
+run's summary says so.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -93,8 +97,14 @@ def parameters(
     return params, left_out
 
 
-# Each backend module registers itself on import; add new backends here.
-from . import sqlite  # noqa: E402
+def _register_all() -> None:
+    """Import every backend module in this package; each registers itself."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "harness":
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_all()
 
 __all__ = [
     "BACKENDS",
@@ -104,5 +114,4 @@ __all__ = [
     "Harness",
     "Refused",
     "register",
-    "sqlite",
 ]

@@ -1,8 +1,9 @@
 """The SQLite backend's harness: a store is a file; the harness reaches it with its own connection.
 
 This is the only test module that knows how the SQLite backend holds its
-connections (for the statement trace) and where its bulk writer keeps its
-batch sizes; when those move, only this file changes.
+connections (for the statement trace: the `Database.trace` hook where there is
+one, else every connection reachable from the facade) and where its bulk
+writer keeps its batch sizes; when those move, only this file changes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import collections
 import contextlib
 import queue
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from typing import Any
 
@@ -50,13 +51,13 @@ def _sort_key(row: Mapping[str, Any], columns: Iterable[str]) -> tuple[Any, ...]
     return tuple((type(row[c]).__name__, 0 if row[c] is None else row[c]) for c in columns)
 
 
-def _connections(root: object, depth: int = 6) -> list[sqlite3.Connection]:
-    """Every sqlite3 connection reachable from `root` through sessionforest objects.
+def _reachable(root: object, wanted: Callable[[object], bool], depth: int = 6) -> list[Any]:
+    """Every object `wanted` accepts that is reachable from `root` through sessionforest objects.
 
     Walks attributes, containers and queues (a reader pool) rather than
-    naming the facade's private fields, so the trace survives their moving.
+    naming the facade's private fields, so the harness survives their moving.
     """
-    found: list[sqlite3.Connection] = []
+    found: list[Any] = []
     seen: set[int] = set()
     todo: list[tuple[object, int]] = [(root, 0)]
     while todo:
@@ -64,7 +65,7 @@ def _connections(root: object, depth: int = 6) -> list[sqlite3.Connection]:
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, sqlite3.Connection):
+        if wanted(obj):
             found.append(obj)
             continue
         if level >= depth:
@@ -82,6 +83,19 @@ def _connections(root: object, depth: int = 6) -> list[sqlite3.Connection]:
             continue
         todo.extend((child, level + 1) for child in children)
     return found
+
+
+def _connections(forest: Forest) -> list[sqlite3.Connection]:
+    return _reachable(forest, lambda obj: isinstance(obj, sqlite3.Connection))
+
+
+def _tracers(forest: Forest) -> list[Any]:
+    """Objects owning the store's connections that trace them all, new ones included."""
+
+    def traces(obj: object) -> bool:
+        return type(obj).__name__ == "Database" and callable(getattr(obj, "trace", None))
+
+    return _reachable(forest, traces)
 
 
 def _attributes(obj: object) -> list[str]:
@@ -121,11 +135,21 @@ class SQLiteHarness(Harness):
     @contextmanager
     def statements(self, forest: Forest) -> Iterator[list[str]]:
         seen: list[str] = []
+        tracers = _tracers(forest)
+        if tracers:  # the backend traces its own connections, pooled ones included
+            for tracer in tracers:
+                tracer.trace(seen.append)
+            try:
+                yield seen
+            finally:
+                for tracer in tracers:
+                    tracer.trace(None)
+            return
         traced = _connections(forest)
         for conn in traced:
             conn.set_trace_callback(seen.append)
 
-        # A pool may open a connection while the block runs: trace that one too.
+        # Without a tracer, a connection opened while the block runs is traced here.
         def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
             conn = _connect(*args, **kwargs)
             conn.set_trace_callback(seen.append)

@@ -13,8 +13,6 @@ import pytest
 
 from conformance.backends import Harness
 from sessionforest import Forest
-from sessionforest.search import terms
-from sessionforest.search.scripts import excerpt, spaceless
 
 from .conftest import NOW
 
@@ -105,20 +103,6 @@ def test_a_cjk_title_and_summary_find_the_chat(
     assert [h.session_id for h in result.hits] == [summarised]
 
 
-def test_a_common_short_word_is_found_by_reading_rows(
-    forest: Forest, make_chat: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Past MAX_GRAM_STARTS listed trigrams, the word is looked for with instr().
-    sid = make_chat("Chat", ["数据库很慢", "数据表", "数据集"])
-    make_chat("Other", ["没有关系"])
-    monkeypatch.setattr(terms, "MAX_GRAM_STARTS", 1)
-    result = forest.search_chats("数据", now=NOW)
-    assert [h.session_id for h in result.hits] == [sid]
-    assert result.hits[0].entry_matches == 3
-    both = forest.search_chats("数据 慢", now=NOW)
-    assert [h.session_id for h in both.hits] == [sid]
-
-
 @pytest.mark.parametrize(
     "query", ['数据" OR 库', "数据*", "NEAR(数据 库)", "数据库 -", '"数据库', "数据\x00库", "库^"]
 )
@@ -126,14 +110,3 @@ def test_fts_syntax_in_a_cjk_query_is_only_text(forest: Forest, make_chat: Any, 
     sid = make_chat("Chat", ["我们的数据库很慢"])
     forest.search_chats(query, now=NOW)  # never raises
     forest.search_session_entries(sid, query)
-
-
-def test_scripts_and_excerpts() -> None:
-    assert spaceless("数据") and spaceless("カナ") and spaceless("한글") and spaceless("ไทย")
-    assert not spaceless("plain — “café” ✅ Ελληνικά")
-    assert excerpt("我们的数据库很慢  ", ["数据库"]) == "我们的**数据库**很慢"
-    assert excerpt("use SQLite here", ["sqlite"]) == "use **SQLite** here"
-    long = "前" * 100 + "数据库" + "后" * 100
-    cut = excerpt(long, ["数据库"], width=20)
-    assert cut.startswith("…") and cut.endswith("…") and "**数据库**" in cut
-    assert len(cut.replace("**", "")) == 22

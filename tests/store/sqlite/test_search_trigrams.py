@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest, StoreIOError
+from sessionforest.search import terms
+from sessionforest.search.scripts import excerpt, spaceless
 from sessionforest.store.sqlite import forest as forest_module
 from sessionforest.store.sqlite import migrations
 
@@ -23,6 +25,15 @@ from .conftest import NOW
 
 def text(body: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": body}]}
+
+
+def chat(forest: Forest, title: str, messages: list[str]) -> str:
+    """A chat whose messages alternate user/assistant."""
+    sid = forest.create_session(title, "codex")
+    for i, body in enumerate(messages):
+        kind = "user.message" if i % 2 == 0 else "assistant.message"
+        forest.append(sid, kind, text(body), stamp=None)
+    return sid
 
 
 def grams_rows(path: Path) -> list[tuple[int, str]]:
@@ -112,3 +123,28 @@ def test_a_renamed_chat_gets_a_trigram_digest_of_its_title_and_opening(forest: F
             (sid,),
         ).fetchone()
     assert row == ("缓存讨论  ", "x  ", "y  ", "讨论了缓存策略  ")
+
+
+def test_a_common_short_word_is_found_by_reading_rows(
+    forest: Forest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past MAX_GRAM_STARTS listed trigrams, the word is looked for with instr().
+    sid = chat(forest, "Chat", ["数据库很慢", "数据表", "数据集"])
+    chat(forest, "Other", ["没有关系"])
+    monkeypatch.setattr(terms, "MAX_GRAM_STARTS", 1)
+    result = forest.search_chats("数据", now=NOW)
+    assert [h.session_id for h in result.hits] == [sid]
+    assert result.hits[0].entry_matches == 3
+    both = forest.search_chats("数据 慢", now=NOW)
+    assert [h.session_id for h in both.hits] == [sid]
+
+
+def test_scripts_and_excerpts() -> None:
+    assert spaceless("数据") and spaceless("カナ") and spaceless("한글") and spaceless("ไทย")
+    assert not spaceless("plain — “café” ✅ Ελληνικά")
+    assert excerpt("我们的数据库很慢  ", ["数据库"]) == "我们的**数据库**很慢"
+    assert excerpt("use SQLite here", ["sqlite"]) == "use **SQLite** here"
+    long = "前" * 100 + "数据库" + "后" * 100
+    cut = excerpt(long, ["数据库"], width=20)
+    assert cut.startswith("…") and cut.endswith("…") and "**数据库**" in cut
+    assert len(cut.replace("**", "")) == 22
