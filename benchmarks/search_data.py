@@ -1,9 +1,10 @@
 """Labelled search corpora, loaded the way their own evaluations load them.
 
 Shared by `bench_search.py`, `bench_index_append.py` and the eval tests in
-tests/search/ (which import this file by path, so it imports nothing from the
-benchmark harness). The data stays in ../shared/data: third-party test data,
-never part of the package (LoCoMo is CC BY-NC 4.0: tests and benchmarks only).
+tests/conformance/search/ (which import this file by path, so it imports
+nothing from the benchmark harness). The data stays in ../shared/data:
+third-party test data, never part of the package (LoCoMo is CC BY-NC 4.0:
+tests and benchmarks only).
 
 Bridge chat search (`bridge-chat-search/corpus.json`, MIT). Loaded as the
 original's own eval does (`src-tauri/bridge-core/src/chat_search/eval.rs`,

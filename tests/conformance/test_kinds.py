@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import io
-import sqlite3
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import (
     DeltaRefused,
     Forest,
@@ -112,12 +112,12 @@ def test_deltas_are_refused(forest: Forest, kind: str) -> None:
     assert forest.entries(sid) == []
 
 
-def test_legacy_kinds_are_not_appendable_but_readable(forest: Forest) -> None:
+def test_legacy_kinds_are_not_appendable_but_readable(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     with pytest.raises(LegacyKind) as err:
         forest.append(sid, "user.prompt", {"text": "hi"})
     assert err.value.replacement == "user.message"
-    _raw_insert(forest, sid, "old1", None, 1, 1, "user.prompt", '{"text":"legacy hello"}')
+    _raw_insert(harness, forest, sid, "old1", None, 1, 1, "user.prompt", {"text": "legacy hello"})
     entry = forest.entry(sid, "old1")
     assert entry.kind == "user.message"
     assert entry.payload == {"content": [{"type": "text", "text": "legacy hello"}]}
@@ -138,6 +138,7 @@ def test_visibility_can_be_chosen_and_is_validated(forest: Forest) -> None:
 
 
 def _raw_insert(
+    harness: Harness,
     forest: Forest,
     sid: str,
     eid: str,
@@ -145,28 +146,27 @@ def _raw_insert(
     seq: int,
     version: int,
     kind: str,
-    payload: str,
+    payload: dict[str, Any],
 ) -> None:
-    conn = sqlite3.connect(forest.path)
-    conn.execute(
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 'context', '2025-01-01T00:00:00.000Z')",
-        (eid, sid, parent, seq, version, kind, payload),
+    harness.add_entry(
+        forest,
+        sid,
+        eid,
+        parent,
+        seq,
+        version=version,
+        kind=kind,
+        payload=payload,
+        created_at="2025-01-01T00:00:00.000Z",
     )
-    conn.execute(
-        "INSERT INTO session_heads VALUES (?, ?, 't') "
-        "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id",
-        (sid, eid),
-    )
-    conn.commit()
-    conn.close()
+    harness.point_head(forest, sid, eid)
 
 
-def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
+def test_v1_payloads_are_upgraded_on_read(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
-    _raw_insert(forest, sid, "u1", None, 1, 1, "user.message", '{"text":"run ls"}')
+    _raw_insert(harness, forest, sid, "u1", None, 1, 1, "user.message", {"text": "run ls"})
     _raw_insert(
+        harness,
         forest,
         sid,
         "a1",
@@ -174,10 +174,18 @@ def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
         2,
         1,
         "assistant.message",
-        '{"text":"ok","tool_calls":[{"id":"t1","name":"bash","arguments":{"cmd":"ls"}}]}',
+        {"text": "ok", "tool_calls": [{"id": "t1", "name": "bash", "arguments": {"cmd": "ls"}}]},
     )
     _raw_insert(
-        forest, sid, "r1", "a1", 3, 1, "tool.completed", '{"tool_use_id":"t1","result":"a.txt"}'
+        harness,
+        forest,
+        sid,
+        "r1",
+        "a1",
+        3,
+        1,
+        "tool.completed",
+        {"tool_use_id": "t1", "result": "a.txt"},
     )
     path = forest.active_path(sid)
     assert [e.semantic_schema_version for e in path] == [1, 1, 1]
@@ -188,10 +196,10 @@ def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
     assert path[2].payload == {"call_id": "t1", "output": "a.txt", "is_error": False}
 
 
-def test_unknown_schema_version_fails_closed_everywhere(forest: Forest) -> None:
+def test_unknown_schema_version_fails_closed_everywhere(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     ok = forest.append(sid, "user.message", {"content": TEXT})
-    _raw_insert(forest, sid, "future", ok.id, 2, 3, "user.message", '{"content":"?"}')
+    _raw_insert(harness, forest, sid, "future", ok.id, 2, 3, "user.message", {"content": "?"})
     for read in (
         forest.active_path,
         forest.entries,

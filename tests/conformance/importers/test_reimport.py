@@ -1,7 +1,7 @@
 """Re-importing: idempotent, a longer file adds only its new lines, one transaction per chat.
 
 Files are copies of the real samples, cut or damaged in a temp directory; the
-store is compared row for row through a second connection.
+store is compared row for row through the harness's own connection.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest
 from sessionforest.io.common import Ids
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 REWIND = (
     DATA / "claude-code/real_projects/-experiments-ideas/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
 )
@@ -65,7 +66,7 @@ def test_a_longer_file_adds_only_its_new_lines(
     assert (full.entries, full.unchanged) == (total - short.entries, short.entries)
     after = dump()["session_entries"]
     assert after[: len(rows)] == rows  # the first import's rows, untouched
-    sequences = [r[3] for r in after if r[1] == chat.session_id]
+    sequences = [r["sequence"] for r in after if r["session_id"] == chat.session_id]
     assert sequences == list(range(1, len(sequences) + 1))  # continued after the append
     assert forest.session(chat.session_id).entry_count == total + 1
     assert full.chats[0].head == forest.head(chat.session_id) != chat.head
@@ -129,14 +130,16 @@ def test_a_changed_line_is_a_conflict_and_changes_nothing(
     assert dump() == before
 
 
-def test_the_source_is_recorded_for_every_chat(forest: Forest, tmp_path: Path) -> None:
+def test_the_source_is_recorded_for_every_chat(
+    forest: Forest, harness: Harness, tmp_path: Path
+) -> None:
     forest.import_chats("claude-code", DATA / "claude-code")
     forest.import_chats("pi", DATA / "pi")
     forest.import_chats("chatgpt", DATA / "chatgpt/image-generation.json")
     native = tmp_path / "native.jsonl"
     with native.open("w") as out:
         forest.export_jsonl(Ids("pi", "d703a1a9-1b7b-4fb1-b512-c9738b1fe617").session, out)
-    other = Forest.open(tmp_path / "other.db")
+    other = harness.fresh()
     imported = other.import_native(native)
     assert imported.source == {"format": "native", "path": str(native), "id": imported.id}
     other.close()

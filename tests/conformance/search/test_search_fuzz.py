@@ -1,18 +1,17 @@
-"""No user string reaches FTS5 as syntax: anything typed gets results or none,
-never an exception, from both searches."""
+"""No user string reaches the full-text engine as syntax: anything typed gets
+results or none, never an exception, from both searches."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.backends import Backend
 from sessionforest import Forest
-from sessionforest.search import fts
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
 
@@ -58,14 +57,16 @@ TYPED = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Forest, str]]:
-    path: Path = tmp_path_factory.mktemp("fuzz") / "forest.db"
-    forest = Forest.open(path)
+def store(
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Forest, str]]:
+    harness = backend.open_harness(tmp_path_factory.mktemp("fuzz"))
+    forest = harness.fresh()
     sid = forest.create_session("Plugins catalog", "codex")
     for body in ["the plugins catalog stalls", "near the title: colon", "naïve café 🙂"]:
         forest.append(sid, "user.message", {"content": [{"type": "text", "text": body}]})
     yield forest, sid
-    forest.close()
+    harness.close()
 
 
 @pytest.mark.parametrize("typed", NASTY)
@@ -87,16 +88,6 @@ def test_any_string_gets_results_or_none(store: tuple[Forest, str], typed: str) 
     result = forest.search_chats(typed, now=NOW)
     assert all(h.session_id == sid for h in result.hits)
     assert not (result.confident and not result.hits)
-
-
-@given(typed=st.text(max_size=80))
-def test_a_quoted_string_is_one_phrase_literal(typed: str) -> None:
-    quoted = fts.quote(typed)
-    assert quoted.startswith('"') and quoted.endswith('"')
-    inner = quoted[1:-1]
-    # Every quote inside is doubled, so the phrase cannot end early; no NUL survives.
-    assert '"' not in inner.replace('""', "")
-    assert "\x00" not in quoted
 
 
 def test_words_that_are_fts_syntax_are_searched_as_words(store: tuple[Forest, str]) -> None:

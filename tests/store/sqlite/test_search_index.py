@@ -18,7 +18,7 @@ from sessionforest.search import index
 from sessionforest.store.sqlite import migrations
 from sessionforest.store.sqlite import store as forest_module
 
-V5_DB = Path(__file__).parents[1] / "store" / "fixtures" / "v5.db"
+V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 
 
 def text(body: str) -> dict[str, Any]:
@@ -45,17 +45,6 @@ def digest(path: Path, sid: str) -> tuple[str, str, str, str]:
 def test_indexed_kinds_are_the_conversational_kinds_and_their_legacy_names() -> None:
     legacy = {old for old, new in LEGACY_KINDS.items() if new in CONVERSATIONAL_KINDS}
     assert set(index.INDEXED_KINDS) == CONVERSATIONAL_KINDS | legacy
-
-
-def test_a_committed_append_is_searchable_at_once_from_another_connection(
-    forest: Forest,
-) -> None:
-    sid = forest.create_session("t")
-    with Forest.open(forest.path) as other:
-        assert other.search_session_entries(sid, "marmalade") == []
-        entry = forest.append(sid, "user.message", text("orange marmalade recipe"))
-        [hit] = other.search_session_entries(sid, "marmalade")
-    assert hit.entry_id == entry.id
 
 
 def test_a_failed_append_leaves_no_index_row(

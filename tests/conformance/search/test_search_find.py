@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest, InvalidArgument
 from sessionforest.search import retrieve
 
@@ -56,12 +55,13 @@ def test_ended_and_archived_chats_are_included_and_marked(forest: Forest, make_c
     assert statuses == {a: "active", b: "ended", c: "archived"}
 
 
-def test_hidden_and_quarantined_chats_are_never_found(forest: Forest, make_chat: Any) -> None:
+def test_hidden_and_quarantined_chats_are_never_found(
+    forest: Forest, harness: Harness, make_chat: Any
+) -> None:
     visible = make_chat("Visible", ["walrus facts"])
     make_chat("Worker", ["walrus facts"], visibility="hidden")
     damaged = make_chat("Damaged", ["walrus facts"])
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.execute("UPDATE sessions SET quarantine = 'cycle' WHERE id = ?", (damaged,))
+    harness.set_quarantine(forest, damaged, "cycle")
     assert found(forest.search_chats("walrus", now=NOW)) == [visible]
 
 

@@ -1,6 +1,9 @@
-"""Several real OS processes writing one SQLite store file at once: nothing is
-lost, no sequence repeats, `expect_head` turns a lost race into a clean HeadMoved,
-and the durability modes set the pragmas they promise."""
+"""Several real OS processes writing one store at once: nothing is lost, no
+sequence repeats, and `expect_head` turns a lost race into a clean HeadMoved.
+
+Each child opens the store by its location (`harness.location`), as another
+program would; how SQLite's durability modes set their PRAGMAs is in
+tests/store/sqlite/test_durability.py."""
 
 from __future__ import annotations
 
@@ -10,25 +13,26 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sessionforest import Entry, Forest, HeadMoved, InvalidArgument
+from conformance.backends import Harness
+from sessionforest import Entry, Forest, HeadMoved
 
-# Each writer opens the store, says "ready", waits for "go" on stdin (so all of
-# them start appending at the same moment), then appends `n` entries onto the
-# head of the shared session (parent=None: the head is resolved inside the
-# write transaction, so they race) and every `own_every`-th one into a session
-# of its own. It reports what the store acknowledged as one JSON line.
+# Each writer opens the store at the location it is given, says "ready", waits
+# for "go" on stdin (so all of them start appending at the same moment), then
+# appends `n` entries onto the head of the shared session (parent=None: the
+# head is resolved inside the write transaction, so they race) and every
+# `own_every`-th one into a session of its own. It reports what the store
+# acknowledged as one JSON line.
 WRITER = r"""
 import json, sys
 from sessionforest import Forest
 
-path, shared, name = sys.argv[1:4]
+location, shared, name = sys.argv[1:4]
 n, own_every = int(sys.argv[4]), int(sys.argv[5])
-forest = Forest.open(path)
+forest = Forest.open(location)
 own = forest.create_session(title=name, session_id=f"own-{name}")
 print("ready", flush=True)
 sys.stdin.readline()
@@ -51,8 +55,8 @@ HEAD_RACER = r"""
 import json, sys
 from sessionforest import Forest, HeadMoved
 
-path, sid, name, wins = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-forest = Forest.open(path)
+location, sid, name, wins = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+forest = Forest.open(location)
 print("ready", flush=True)
 sys.stdin.readline()
 won, lost, attempts = [], 0, 0
@@ -77,8 +81,8 @@ STEPPER = r"""
 import json, sys
 from sessionforest import Forest, HeadMoved
 
-path, sid, name = sys.argv[1], sys.argv[2], sys.argv[3]
-forest = Forest.open(path)
+location, sid, name = sys.argv[1], sys.argv[2], sys.argv[3]
+forest = Forest.open(location)
 print(json.dumps("ready"), flush=True)
 head = None
 for n, line in enumerate(sys.stdin):
@@ -175,11 +179,12 @@ def assert_well_formed(forest: Forest, sid: str) -> list[Entry]:
     return entries
 
 
-def new_store(tmp_path: Path, sid: str = "shared") -> Path:
-    path = tmp_path / "forest.db"
-    with Forest.open(path) as forest:
-        forest.create_session(title="shared", session_id=sid)
-    return path
+def new_store(harness: Harness, sid: str = "shared") -> str:
+    """A store holding one session `sid`, closed again; its location."""
+    forest = harness.fresh()
+    forest.create_session(title="shared", session_id=sid)
+    forest.close()
+    return harness.location(forest)
 
 
 # --- racing appends ----------------------------------------------------------------
@@ -189,11 +194,12 @@ APPENDS = 150
 OWN_EVERY = 5  # every 5th shared append is followed by one in the writer's own session
 
 
-def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(tmp_path: Path) -> None:
-    path = new_store(tmp_path)
+@pytest.mark.needs("processes")
+def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(harness: Harness) -> None:
+    location = new_store(harness)
     names = [f"w{i}" for i in range(WRITERS)]
     with processes(
-        WRITER, *[[str(path), "shared", name, str(APPENDS), str(OWN_EVERY)] for name in names]
+        WRITER, *[[location, "shared", name, str(APPENDS), str(OWN_EVERY)] for name in names]
     ) as procs:
         start_together(procs)
         reports = finish(procs)
@@ -206,7 +212,7 @@ def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(tmp_path: Path)
     assert sorted(a[3] for a in shared_acks) == list(range(1, WRITERS * APPENDS + 1))
     assert len({a[1] for a in acked}) == len(acked)
 
-    with Forest.open(path) as forest:
+    with harness.open(location) as forest:
         sessions = {s.id: s for s in forest.sessions()}
         assert set(sessions) == {"shared"} | {f"own-{n}" for n in names}
         assert sum(s.entry_count for s in sessions.values()) == len(acked)
@@ -233,17 +239,18 @@ def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(tmp_path: Path)
 # --- expect_head -------------------------------------------------------------------
 
 
-def test_expect_head_turns_a_lost_race_into_head_moved(tmp_path: Path) -> None:
-    path = new_store(tmp_path)
+@pytest.mark.needs("processes")
+def test_expect_head_turns_a_lost_race_into_head_moved(harness: Harness) -> None:
+    location = new_store(harness)
     wins = 60
-    with processes(HEAD_RACER, *[[str(path), "shared", f"r{i}", str(wins)] for i in range(2)]) as p:
+    with processes(HEAD_RACER, *[[location, "shared", f"r{i}", str(wins)] for i in range(2)]) as p:
         start_together(p)
         reports = finish(p)
 
     won = [eid for r in reports for eid in r["won"]]
     for r in reports:
         assert r["attempts"] == len(r["won"]) + r["lost"]
-    with Forest.open(path) as forest:
+    with harness.open(location) as forest:
         entries = forest.entries("shared")
         # Successes are exactly what is stored: a failed attempt left nothing.
         assert len(entries) == len(won) == 2 * wins
@@ -255,10 +262,11 @@ def test_expect_head_turns_a_lost_race_into_head_moved(tmp_path: Path) -> None:
         assert forest.check().ok
 
 
-def test_lock_step_rounds_have_exactly_one_winner(tmp_path: Path) -> None:
-    path = new_store(tmp_path)
+@pytest.mark.needs("processes")
+def test_lock_step_rounds_have_exactly_one_winner(harness: Harness) -> None:
+    location = new_store(harness)
     rounds = 40
-    with processes(STEPPER, [str(path), "shared", "a"], [str(path), "shared", "b"]) as procs:
+    with processes(STEPPER, [location, "shared", "a"], [location, "shared", "b"]) as procs:
         assert [ask(p) for p in procs] == ["ready", "ready"]
         head = None
         won = []
@@ -283,15 +291,15 @@ def test_lock_step_rounds_have_exactly_one_winner(tmp_path: Path) -> None:
             p.stdin.write("quit\n")
             p.stdin.flush()
 
-    with Forest.open(path) as forest:
+    with harness.open(location) as forest:
         entries = forest.entries("shared")
         assert [e.id for e in entries] == won
         assert_one_chain(entries)
         assert forest.head("shared") == won[-1]
 
 
-def test_expect_head_failure_in_process_appends_nothing(tmp_path: Path) -> None:
-    with Forest.open(tmp_path / "forest.db") as forest:
+def test_expect_head_failure_in_process_appends_nothing(harness: Harness) -> None:
+    with harness.fresh() as forest:
         sid = forest.create_session(session_id="s")
         first = forest.append(sid, "user.message", {"content": [{"type": "text", "text": "a"}]})
         with pytest.raises(HeadMoved) as caught:
@@ -305,66 +313,3 @@ def test_expect_head_failure_in_process_appends_nothing(tmp_path: Path) -> None:
             sid, "user.message", {"content": [{"type": "text", "text": "c"}]}, expect_head=first.id
         )
         assert second.sequence == 2
-
-
-# --- durability modes ----------------------------------------------------------------
-
-
-def pragma(forest: Forest, name: str) -> Any:
-    # synchronous is per connection: only the store's own connection can tell.
-    return forest._backend.db.writer.execute(f"PRAGMA {name}").fetchone()[0]
-
-
-@pytest.mark.parametrize(("durability", "synchronous"), [(None, 1), ("normal", 1), ("full", 2)])
-def test_durability_modes_set_their_pragmas_and_work(
-    tmp_path: Path, durability: str | None, synchronous: int
-) -> None:
-    path = tmp_path / "forest.db"
-    options = {} if durability is None else {"durability": durability}
-    with Forest.open(path, **options) as forest:
-        assert pragma(forest, "synchronous") == synchronous
-        assert pragma(forest, "journal_mode") == "wal"
-        sid = forest.create_session(session_id="s")
-        entry = forest.append(sid, "user.message", {"content": [{"type": "text", "text": "hi"}]})
-    with Forest.open(path, **options) as forest:
-        assert [e.id for e in forest.entries("s")] == [entry.id]
-        assert forest.check().ok
-
-
-@pytest.mark.parametrize("durability", ["off", "FULL", "", "extra"])
-def test_invalid_durability_is_refused_before_touching_the_file(
-    tmp_path: Path, durability: str
-) -> None:
-    path = tmp_path / "nested" / "forest.db"
-    with pytest.raises(InvalidArgument) as caught:
-        Forest.open(path, durability=durability)
-    assert caught.value.argument == "durability"
-    assert repr(durability) in str(caught.value)
-    assert not path.exists()
-
-
-# --- opening while another process writes --------------------------------------------
-
-# Creates the file and holds its write lock for a moment, as a second process
-# opening (and migrating) the same new store would.
-LOCK_HOLDER = r"""
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("CREATE TABLE other_tool(x)")
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-conn.execute("COMMIT")
-conn.close()
-"""
-
-
-def test_open_waits_for_a_writer_on_a_fresh_file(tmp_path: Path) -> None:
-    path = tmp_path / "forest.db"
-    with processes(LOCK_HOLDER, [str(path), "0.5"]) as (holder,):
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "locked\n"
-        with Forest.open(path, busy_timeout_ms=10_000) as forest:
-            assert pragma(forest, "journal_mode") == "wal"
-            forest.create_session(session_id="s")
-        assert holder.wait(timeout=10) == 0

@@ -1,4 +1,4 @@
-"""Fixtures for the search tests: a real SQLite store, a pinned clock, chat builders.
+"""Fixtures for the search tests: a store of the backend under test, a pinned clock, chat builders.
 
 The clock is pinned to a Wednesday afternoon in UTC so every time phrase has
 one right answer.
@@ -6,13 +6,13 @@ one right answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest
 from sessionforest.ids import iso
 
@@ -28,10 +28,8 @@ def days_ago(days: float) -> datetime:
 
 
 @pytest.fixture
-def forest(tmp_path: Path) -> Iterator[Forest]:
-    store = Forest.open(tmp_path / "forest.db", clock=lambda: NOW)
-    yield store
-    store.close()
+def forest(harness: Harness) -> Forest:
+    return harness.fresh(clock=lambda: NOW)
 
 
 def chat(

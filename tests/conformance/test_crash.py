@@ -1,5 +1,8 @@
 """SIGKILL a writer in the middle of appending, then reopen the store: every
-append it acknowledged is there, nothing is half-written, and the store goes on."""
+append it acknowledged is there, nothing is half-written, and the store goes on.
+
+The writer is a child process opening the store at its location; `durability`
+is passed to `Forest.open` as given (SQLite: synchronous NORMAL or FULL)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from sessionforest import Forest
+from conformance.backends import Harness
 
 # Appends forever onto the head of one session and prints each entry id once
 # append() has returned, i.e. once the store acknowledged it. Payloads of a few
@@ -22,8 +24,8 @@ APPENDER = r"""
 import sys
 from sessionforest import Forest
 
-path, sid, durability = sys.argv[1:4]
-forest = Forest.open(path, durability=durability)
+location, sid, durability = sys.argv[1:4]
+forest = Forest.open(location, durability=durability)
 filler = "lorem ipsum dolor sit amet " * 200
 i = 0
 while True:
@@ -47,10 +49,10 @@ KILLS = 3
 ID_LENGTH = 26
 
 
-def run_and_kill(path: Path, sid: str, durability: str, rng: random.Random) -> list[str]:
+def run_and_kill(location: str, sid: str, durability: str, rng: random.Random) -> list[str]:
     """Start the appender, SIGKILL it mid-stream; every id it acknowledged, in order."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", APPENDER, str(path), sid, durability],
+        [sys.executable, "-c", APPENDER, location, sid, durability],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -79,26 +81,27 @@ def run_and_kill(path: Path, sid: str, durability: str, rng: random.Random) -> l
     return acked
 
 
+@pytest.mark.needs("processes")
 @pytest.mark.parametrize("durability", ["normal", "full"])
-def test_killed_writer_loses_no_acknowledged_append(tmp_path: Path, durability: str) -> None:
-    path = tmp_path / "forest.db"
+def test_killed_writer_loses_no_acknowledged_append(harness: Harness, durability: str) -> None:
     rng = random.Random(f"crash-{durability}")
-    with Forest.open(path, durability=durability) as forest:
+    with harness.fresh(durability=durability) as forest:
         sid = forest.create_session(title="crash", session_id="crash")
         forest.create_session(title="bystander", session_id="bystander")
         bystander = forest.append(
             "bystander", "user.message", {"content": [{"type": "text", "text": "still here"}]}
         )
+    location = harness.location(forest)
 
     acked: list[str] = []
     ours: list[str] = []  # appended by this test after each reopen
     before = 0  # entries in the session when the appender started
     for _ in range(KILLS):
-        new = run_and_kill(path, sid, durability, rng)
+        new = run_and_kill(location, sid, durability, rng)
         acked += new
         acked_set = set(acked)
 
-        with Forest.open(path, durability=durability) as forest:
+        with harness.open(location, durability=durability) as forest:
             entries = forest.entries(sid)
             stored = [e.id for e in entries]
             present = set(stored)
@@ -128,7 +131,7 @@ def test_killed_writer_loses_no_acknowledged_append(tmp_path: Path, durability: 
             ours.append(fresh.id)
             before = len(stored) + 1
 
-    with Forest.open(path, durability=durability) as forest:
+    with harness.open(location, durability=durability) as forest:
         final = [e.id for e in forest.entries(sid)]
         assert final[-1] == ours[-1]
         assert len(final) >= len(acked) + len(ours)

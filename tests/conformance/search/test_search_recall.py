@@ -3,12 +3,11 @@ there after the chat has ended."""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest, InvalidArgument, SessionQuarantined, UnknownSession
 
 
@@ -137,27 +136,29 @@ def test_an_unknown_word_of_four_letters_retries_as_a_prefix(forest: Forest) -> 
     assert forest.search_session_entries(sid, "kub") == []  # three letters: no prefix retry
 
 
-def test_legacy_kinds_read_as_their_successors(forest: Forest) -> None:
+def test_legacy_kinds_read_as_their_successors(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session("t")
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.execute(
-            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-            "semantic_schema_version, kind, payload, context_visibility, created_at) "
-            "VALUES ('old', ?, NULL, 1, 1, 'user.prompt', '{\"text\": \"legacy words\"}', "
-            "'context', '2020-01-01T00:00:00.000Z')",
-            (sid,),
-        )
+    harness.add_entry(
+        forest,
+        sid,
+        "old",
+        None,
+        1,
+        version=1,
+        kind="user.prompt",
+        payload={"text": "legacy words"},
+        created_at="2020-01-01T00:00:00.000Z",
+    )
     [hit] = forest.search_session_entries(sid, "legacy")
     assert (hit.entry_id, hit.kind) == ("old", "user.message")
 
 
-def test_unknown_and_quarantined_sessions_are_refused(forest: Forest) -> None:
+def test_unknown_and_quarantined_sessions_are_refused(forest: Forest, harness: Harness) -> None:
     with pytest.raises(UnknownSession):
         forest.search_session_entries("nope", "anything")
     sid = forest.create_session("t")
     forest.append(sid, "user.message", text("hidden words"))
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.execute("UPDATE sessions SET quarantine = 'damaged' WHERE id = ?", (sid,))
+    harness.set_quarantine(forest, sid, "damaged")
     with pytest.raises(SessionQuarantined):
         forest.search_session_entries(sid, "hidden")
 
@@ -177,3 +178,14 @@ def test_a_hyphenated_word_leaves_out_entries_holding_it(forest: Forest) -> None
     assert [h.sequence for h in forest.search_session_entries(sid, "redis -很慢")] == [2, 1]
     # Not searched for either: "-cache" alone finds nothing.
     assert forest.search_session_entries(sid, "-cache") == []
+
+
+def test_a_committed_append_is_searchable_at_once_from_another_handle(
+    forest: Forest, harness: Harness
+) -> None:
+    sid = forest.create_session("t")
+    other = harness.another(forest)
+    assert other.search_session_entries(sid, "marmalade") == []
+    entry = forest.append(sid, "user.message", text("orange marmalade recipe"))
+    [hit] = other.search_session_entries(sid, "marmalade")
+    assert hit.entry_id == entry.id

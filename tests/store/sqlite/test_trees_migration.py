@@ -15,7 +15,7 @@ from sessionforest.store.sqlite import migrations
 
 NAME = "workspace_and_agent_trees"
 NAMES = [name for name, _ in migrations.MIGRATIONS]
-V5_DB = Path(__file__).parents[1] / "store" / "fixtures" / "v5.db"
+V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 
 
 def recorded(path: Path) -> list[str]:

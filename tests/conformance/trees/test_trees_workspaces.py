@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
-from contextlib import closing
 
 import pytest
 
+from conformance.backends import Harness, Refused
 from sessionforest import Forest, InvalidArgument, UnknownTreeNode
 from sessionforest.model import Workspace
 
@@ -88,18 +87,28 @@ def test_a_wide_tree_lists_every_record_once_parents_first(forest: Forest) -> No
             assert position[item.node.parent_id] < position[item.node.id]
 
 
-def test_a_tree_deeper_than_the_recursion_limit_is_built_iteratively(forest: Forest) -> None:
+def test_a_tree_deeper_than_the_recursion_limit_is_built_iteratively(
+    forest: Forest, harness: Harness
+) -> None:
     # The API caps the depth at three, so the chain is written directly: this
     # checks that neither the query nor the listing recurses per level.
     depth = sys.getrecursionlimit() * 3
     repo = forest.add_repository("/deep")
     ids = [repo] + [f"deep-{n:05d}" for n in range(1, depth)]
-    with closing(sqlite3.connect(forest.path)) as conn, conn:
-        conn.executemany(
-            "INSERT INTO workspaces(id, parent_id, kind, path, created_at) "
-            "VALUES (?, ?, 'task_worktree', ?, '2025-01-01T00:00:00.000Z')",
-            [(ids[n], ids[n - 1], f"/deep/{n}") for n in range(1, depth)],
-        )
+    harness.insert_rows(
+        forest,
+        "workspaces",
+        (
+            {
+                "id": ids[n],
+                "parent_id": ids[n - 1],
+                "kind": "task_worktree",
+                "path": f"/deep/{n}",
+                "created_at": "2025-01-01T00:00:00.000Z",
+            }
+            for n in range(1, depth)
+        ),
+    )
     tree = forest.workspace_tree(repo)
     assert [(i.depth, i.node.id) for i in tree] == list(enumerate(ids))
     assert [i.node.id for i in forest.workspace_tree(ids[depth // 2])] == ids[depth // 2 :]
@@ -135,21 +144,19 @@ def test_unknown_and_removed_parents_are_refused(forest: Forest) -> None:
         forest.add_task_worktree(repo, "/gone-task")
 
 
+@pytest.mark.needs("database_guards")
 def test_the_schema_itself_refuses_a_parented_repository_or_an_orphan_worktree(
-    forest: Forest,
+    forest: Forest, harness: Harness
 ) -> None:
     repo = forest.add_repository("/r")
-    insert = (
-        "INSERT INTO workspaces(id, parent_id, kind, path, created_at) VALUES (?, ?, ?, ?, 'now')"
-    )
-    with closing(sqlite3.connect(forest.path)) as conn:
-        for row in [
-            ("a", repo, "repository", "/a"),
-            ("b", None, "task_worktree", "/b"),
-            ("c", repo, "workspace", "/c"),
-        ]:
-            with pytest.raises(sqlite3.IntegrityError):
-                conn.execute(insert, row)
+    for row in [
+        ("a", repo, "repository", "/a"),
+        ("b", None, "task_worktree", "/b"),
+        ("c", repo, "workspace", "/c"),
+    ]:
+        columns = dict(zip(("id", "parent_id", "kind", "path"), row, strict=True))
+        with pytest.raises(Refused):
+            harness.insert_rows(forest, "workspaces", [{**columns, "created_at": "now"}])
 
 
 def test_paths_are_unique_among_live_workspaces(forest: Forest) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 import pytest
@@ -89,14 +87,3 @@ def test_appending_and_branching_change_no_tree_record(
     forest.append(world["sub"], "user.message", user("more"), parent=None)
     forest.checkpoint(world["lead"], "cp")
     assert snapshot(*TREE_TABLES) == before
-
-
-def test_no_trigger_or_foreign_key_links_the_trees(forest: Forest, world: dict[str, str]) -> None:
-    with closing(sqlite3.connect(forest.path)) as conn:
-        triggers = conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
-        ).fetchall()
-        for table in (*TREE_TABLES, *CONVERSATION_TABLES):
-            assert conn.execute(f"PRAGMA foreign_key_list({table})").fetchall() == []
-    for name, sql in triggers:
-        assert not any(t in sql for t in TREE_TABLES), name

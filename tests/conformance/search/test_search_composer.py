@@ -3,14 +3,12 @@ never written to the forest."""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest
 from sessionforest.search.composer import ComposerCommand, handle, parse_composer
 
@@ -37,42 +35,32 @@ def test_parse_composer(typed: str, parsed: ComposerCommand | None) -> None:
     assert parse_composer(typed) == parsed
 
 
-def _state(path: Path) -> tuple[Any, ...]:
-    with closing(sqlite3.connect(path)) as conn:
-        return (
-            conn.execute("SELECT count(*) FROM session_entries").fetchone(),
-            conn.execute("SELECT count(*) FROM sessions").fetchone(),
-            conn.execute("SELECT * FROM session_heads ORDER BY session_id").fetchall(),
-            conn.execute("SELECT count(*) FROM session_entry_fts").fetchone(),
-        )
-
-
 def test_recall_card_searches_only_the_open_chat_and_writes_nothing(
-    forest: Forest, make_chat: Any
+    forest: Forest, harness: Harness, make_chat: Any
 ) -> None:
     here = make_chat("Redis", ["the redis fix was a timeout", "ok"])
     make_chat("Elsewhere", ["another redis fix"])
-    before = _state(forest.path)
-    changes = forest._backend.db.writer.total_changes
+    before = harness.dump(forest)
+    changes = harness.changes(forest)
     card = handle(forest, here, "/recall redis fix", now=NOW)
     assert card is not None and card.command == "recall"
     assert [h.session_id for h in card.entries] == [here]
     assert card.text.splitlines()[0] == 'recall "redis fix" in this chat: 1 hit'
     assert "the **redis** **fix** was a timeout" in card.text
     assert card.to_json()["entries"][0]["session_id"] == here
-    assert forest._backend.db.writer.total_changes == changes
-    assert _state(forest.path) == before
+    assert harness.changes(forest) == changes
+    assert harness.dump(forest) == before
 
 
-def test_find_card_is_the_chat_search(forest: Forest, make_chat: Any) -> None:
+def test_find_card_is_the_chat_search(forest: Forest, harness: Harness, make_chat: Any) -> None:
     sid = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
-    before = _state(forest.path)
+    before = harness.dump(forest)
     card = handle(forest, None, "/find kanji 3 days ago", now=NOW)
     assert card is not None and card.chats is not None
     assert card.chats == forest.search_chats("kanji 3 days ago", now=NOW)
     assert card.chats.hits[0].session_id == sid
     assert card.text.startswith('find "kanji 3 days ago": confident')
-    assert _state(forest.path) == before
+    assert harness.dump(forest) == before
 
 
 def test_find_card_lists_chats_found_outside_the_window(forest: Forest, make_chat: Any) -> None:

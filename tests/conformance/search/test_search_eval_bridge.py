@@ -23,14 +23,14 @@ from types import ModuleType
 
 import pytest
 
-from sessionforest import Forest
+from conformance.backends import Backend
 
 
 def _search_data() -> ModuleType:
     name = "sessionforest_bench_search_data"
     if name in sys.modules:  # the other eval test loaded it already
         return sys.modules[name]
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "search_data.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "search_data.py"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -107,11 +107,12 @@ class Eval:
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Eval]:
+def bridge(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Eval]:
+    """The corpus loaded once per backend, every query asked; the figures printed."""
     corpus = data.load_bridge()
     assert (len(corpus.chats), len(corpus.queries)) == (200, 40)
-    path = tmp_path_factory.mktemp("bridge") / "forest.db"
-    forest = Forest.open(path, clock=lambda: corpus.now)
+    harness = backend.open_harness(tmp_path_factory.mktemp("bridge"))
+    forest = harness.fresh(clock=lambda: corpus.now)
     try:
         entries = data.store_bridge(forest, corpus)
         outcomes = []
@@ -134,7 +135,7 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Eval]:
         print("\n" + found.report())
         yield found
     finally:
-        forest.close()
+        harness.close()
 
 
 def test_the_corpus_is_loaded_as_the_original_eval_loads_it(bridge: Eval) -> None:

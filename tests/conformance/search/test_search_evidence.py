@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest
-from sessionforest.search import recall as recall_module
 from sessionforest.search import retrieve
 from sessionforest.search.gate import judge
 from sessionforest.search.query import parse_query, split_words
@@ -163,24 +162,3 @@ def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
     )
     verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0))
     assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)
-
-
-# --- recall: snippets skip terms that matched nothing ---------------------------
-
-
-def test_recall_snippets_use_only_terms_that_matched(
-    forest: Forest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sid = forest.create_session("a")
-    forest.append(sid, "user.message", {"content": [{"type": "text", "text": "kanji deck"}]})
-    seen: list[str] = []
-    real = recall_module._hits
-
-    def spy(conn: Any, session_id: str, rowids: Any, scores: Any, expr: str, **options: Any) -> Any:
-        seen.append(expr)
-        return real(conn, session_id, rowids, scores, expr, **options)
-
-    monkeypatch.setattr(recall_module, "_hits", spy)
-    hits = forest.search_session_entries(sid, "kanji zebrafish")
-    assert [h.snippet for h in hits] == ["**kanji** deck"]
-    assert seen == ['"kanji"']  # no "zebrafish"* prefix walking the store per hit

@@ -337,3 +337,15 @@ def test_on_a_read_only_filesystem_reads_work_and_writes_say_why_not(tmp_path: P
     assert str(path) in out["append"] and "cannot be written" in out["append"]
     assert "read-only file or filesystem" in out["append"]
     assert files(folder) == before
+
+
+def test_unopenable_paths_raise_store_errors(tmp_path: Path) -> None:
+    garbage = tmp_path / "not-a-db"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreUnreadable) as err:
+        Forest.open(garbage)
+    assert err.value.path == str(garbage)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreUnreadable):
+        Forest.open(blocker / "sub" / "forest.db")

@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from sessionforest import Forest
+from conformance.backends import Harness
 
 
 def _search_data() -> ModuleType:
     name = "sessionforest_bench_search_data"
     if name in sys.modules:  # the other eval test loaded it already
         return sys.modules[name]
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "search_data.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "search_data.py"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -58,12 +58,12 @@ def test_locomo_loads_as_dated_chats_with_evidence_sessions() -> None:
     assert len(corpus.questions) + corpus.skipped_questions == 1_986
 
 
-def test_t1_finds_the_evidence_session_far_better_than_chance(tmp_path: Path) -> None:
+def test_t1_finds_the_evidence_session_far_better_than_chance(harness: Harness) -> None:
     full = data.load_locomo()
     chats = tuple(c for c in full.chats if c.sample_id == "conv-26")
     questions = [q for q in full.questions if q.sample_id == "conv-26"]
     corpus = data.Locomo(chats, tuple(questions), 0, full.now)
-    forest = Forest.open(tmp_path / "forest.db", clock=lambda: corpus.now)
+    forest = harness.fresh(clock=lambda: corpus.now)
     try:
         data.store_locomo(forest, corpus)
         at5 = 0

@@ -6,16 +6,15 @@ format in between.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload, SessionDamaged
 from sessionforest.model import ChatSpec
-from sessionforest.store.sqlite import bulk
 
 Dump = Callable[[], dict[str, list[tuple[Any, ...]]]]
 T = "2025-01-01T00:00:00.000Z"
@@ -76,7 +75,7 @@ def test_a_conflicting_row_fails_the_whole_chat(forest: Forest, dump: Dump) -> N
 
 
 def test_a_record_repeated_with_other_content_names_both_lines(
-    forest: Forest, dump: Dump, monkeypatch: pytest.MonkeyPatch
+    forest: Forest, harness: Harness, dump: Dump, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nothing was stored before: the message must not say so, and names the source id."""
     before = dump()
@@ -88,7 +87,7 @@ def test_a_record_repeated_with_other_content_names_both_lines(
         "nothing of this chat was imported"
     )
     # Written to the (uncommitted) table already, by an earlier batch of this import.
-    monkeypatch.setattr(bulk, "BATCH", 2)
+    harness.tune_bulk(monkeypatch, batch=2)
     with pytest.raises(EntryConflict) as written, forest.bulk_chat(spec(), Path("/f")) as chat:
         chat.add("x", None, "user.message", text("first"), T, None, 3, "uuid 5f3e")
         chat.add("y", "x", "assistant.message", text("reply"), T, None, 4, "uuid 77aa")
@@ -103,11 +102,13 @@ def test_a_record_repeated_with_other_content_names_both_lines(
 
 
 def test_a_failure_after_many_batches_leaves_the_store_as_it_was(
-    forest: Forest, dump: Dump
+    forest: Forest, harness: Harness, dump: Dump
 ) -> None:
     forest.create_session("other", "test")
     before = dump()
-    rows = [(f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(3 * bulk.BATCH)]
+    rows = [
+        (f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(3 * harness.bulk_batch)
+    ]
     with pytest.raises(InvalidPayload), forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
         for entry, parent, kind in rows:
             chat.add(entry, parent, kind, text(entry), T)
@@ -116,9 +117,9 @@ def test_a_failure_after_many_batches_leaves_the_store_as_it_was(
 
 
 def test_seen_means_met_in_this_import_not_merely_stored(
-    forest: Forest, monkeypatch: pytest.MonkeyPatch
+    forest: Forest, harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bulk, "RECENT", 8)  # most ids are then asked of SQLite
+    harness.tune_bulk(monkeypatch, recent=8)  # most ids are then asked of the store
     rows = [(f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(50)]
     write(forest, rows)
     with forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
@@ -161,17 +162,11 @@ def test_branches_count_redone_turns_not_tool_fan_out(forest: Forest) -> None:
 
 
 def test_no_row_goes_below_a_stored_entry_this_version_cannot_read(
-    forest: Forest, dump: Dump
+    forest: Forest, harness: Harness, dump: Dump
 ) -> None:
     write(forest, [("a", None, "user.message")])
-    with sqlite3.connect(forest.path) as conn:  # as a newer sessionforest left it
-        conn.execute(
-            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-            "semantic_schema_version, kind, payload, context_visibility, created_at) "
-            "VALUES ('future', 'chat', 'a', 2, 99, 'user.message', '{}', 'context', ?)",
-            (T,),
-        )
-    conn.close()
+    # As a newer sessionforest left it.
+    harness.unreadable_version(forest, "chat", "future", "a", 2, payload={}, created_at=T)
     before = dump()
     with pytest.raises(ImportRejected) as err:
         write(forest, [("a", None, "user.message"), ("b", "future", "assistant.message")])
@@ -181,13 +176,10 @@ def test_no_row_goes_below_a_stored_entry_this_version_cannot_read(
 
 
 def test_a_chat_whose_session_row_was_deleted_is_not_silently_adopted(
-    forest: Forest, dump: Dump
+    forest: Forest, harness: Harness, dump: Dump
 ) -> None:
     write(forest, [("a", None, "user.message"), ("b", "a", "assistant.message")])
-    with sqlite3.connect(forest.path) as conn:
-        conn.execute("DROP TRIGGER sessions_no_delete")
-        conn.execute("DELETE FROM sessions WHERE id = 'chat'")
-    conn.close()
+    harness.delete_session_row(forest, "chat")
     before = dump()
     # Before, the new row started its sequence at 1 again and failed on a raw
     # UNIQUE error; now the import names the damage and the way out.
