@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionforest import Forest
-from sessionforest.search import fts
+from sessionforest.store.sqlite.search import fts
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
 

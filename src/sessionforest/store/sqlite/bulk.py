@@ -33,9 +33,9 @@ from ...model import (
     Transcript,
     Visibility,
 )
-from ...search import large
 from . import integrity
 from .connection import driver_error, rollback
+from .search import large
 
 if TYPE_CHECKING:
     from ...io.common import Progress

@@ -46,7 +46,6 @@ from ...model import (
     SessionVisibility,
     Visibility,
 )
-from ...search import large
 from ...search.mixin import SearchMixin
 from . import integrity
 from .bulk import BulkMixin
@@ -61,6 +60,7 @@ from .connection import (
 )
 from .refs import RefsMixin, suggesting
 from .repair import repair_session
+from .search import large
 from .trees import TreesMixin
 from .worktree import WorktreeMixin
 
