@@ -1,4 +1,4 @@
-"""T1: one MATCH over the entry index, one over the digest index, fused per chat.
+"""T1: one list of matching entries, one of matching chat digests, fused per chat.
 
 AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
 (weight / (60 + rank): entries 1, digests 2, and a third list ranking chats by
@@ -34,9 +34,9 @@ MULTI_BONUS: Final = 0.003  # reached at five matching entries
 COVER_BONUS: Final = 0.006
 RECENCY_BONUS: Final = 0.003  # halves every RECENCY_HALF_LIFE days of inactivity
 RECENCY_HALF_LIFE: Final = 30.0
-# Ranking costs per matching entry (FTS5's bm25 ~2 us, plus a walk of each
-# term's doclist): past this many estimated matches a ranked list would blow
-# the latency budget, so the newest matches are taken unranked instead.
+# Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
+# term's posting list): past this many estimated matches a ranked list would
+# blow the latency budget, so the newest matches are taken unranked instead.
 RANK_BUDGET: Final = 10_000
 ENTRY_ROWS: Final = 1_000
 DIGEST_ROWS: Final = 500

@@ -109,7 +109,7 @@ EntryKey: TypeAlias = int
 
 @dataclass(frozen=True, slots=True)
 class Spaceless:
-    """A term's form in text of scripts written without spaces (scripts.py),
+    """A term's form in text of scripts written without spaces (sessionforest.scripts),
     where the backend finds it as a substring: how many rows may hold it."""
 
     entry_df: int  # entries that may hold it (an upper bound)

@@ -16,6 +16,8 @@ import pytest
 
 from sessionforest import Forest
 from sessionforest.store.sqlite import migrations
+from sessionforest.store.sqlite.frozen import search_large_payloads_outside_sql as frozen_large
+from sessionforest.store.sqlite.search import large, schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_main.json"
 
@@ -53,3 +55,19 @@ def test_the_fixture_holds_every_search_object() -> None:
         "search_digest_grams_summary",
     ):
         assert name in names
+
+
+def test_the_live_search_code_agrees_with_the_frozen_triggers() -> None:
+    # large.index_large and the queries use these; the frozen triggers hold them as text.
+    triggers = {sql.split()[2]: sql for sql in frozen_large.SMALL_PAYLOAD_TRIGGERS}
+    added = triggers["search_entry_added"]
+    assert schema.TEXT_OF.format(k="NEW.kind", p="NEW.payload") in added
+    assert f"<< {schema.SESSION_SHIFT}) + NEW.sequence" in added
+    assert f"length(CAST(NEW.payload AS BLOB)) <= {large.LARGE_PAYLOAD} AND" in added
+    grams_added = triggers["search_entry_grams_added"]
+    assert f"INSERT INTO {schema.GRAM_ENTRY_TABLE}(rowid, text)" in grams_added
+    assert f"|| '{schema.GRAM_PAD}')" in grams_added
+    kinds = ", ".join(f"'{k}'" for k in schema.INDEXED_KINDS)
+    assert f"NEW.kind IN ({kinds})" in added
+    assert "substr(coalesce(" in triggers["search_digest_first_message"]
+    assert f", 1, {schema.OPENING_CHARS})" in triggers["search_digest_first_message"]

@@ -20,7 +20,7 @@ from ...base import Term
 # find "café". Shared by both indexes and by `Tokenizer`, so stems always agree.
 TOKENIZE: Final = "porter unicode61 remove_diacritics 2"
 # Character trigrams (case-folded) for text in scripts written without spaces
-# (see scripts.py): any substring of three or more characters is a phrase of
+# (sessionforest.scripts): any substring of three or more characters is a phrase of
 # its trigrams. Shared by both trigram indexes and by `tokenizer(GRAMS)`.
 GRAMS: Final = "trigram"
 

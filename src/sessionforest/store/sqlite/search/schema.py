@@ -35,7 +35,7 @@ SEQUENCE_MASK: Final = (1 << SESSION_SHIFT) - 1
 # A digest describes a chat; a pasted log as its first message would drown that.
 OPENING_CHARS: Final = 2000
 
-# The trigram index: text in spaceless scripts (scripts.py), entries and digests.
+# The trigram index: text in spaceless scripts (sessionforest.scripts).
 GRAM_ENTRY_TABLE: Final = "session_entry_grams"
 GRAM_DIGEST_TABLE: Final = "chat_digest_grams"
 # Characters the trigram index appends to every text it holds, so that each
