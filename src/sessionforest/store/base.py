@@ -97,7 +97,8 @@ class Store(Protocol):
 # --- SearchIndex ---
 #
 # The primitives the search funnel (search/) runs over. A backend hands out one
-# SearchIndex per search, bound to one read snapshot; the funnel parses, chooses
+# SearchIndex per search, bound to one read snapshot (the place to catch up an
+# index kept behind a watermark, before it reads); the funnel parses, chooses
 # terms, fuses the lists these return, relaxes AND to OR and judges the result,
 # so ranking policy is the same on every backend. Keys are the backend's: the
 # funnel only hashes and compares them (and orders chats by key to break ties
@@ -226,15 +227,17 @@ class SearchIndex(Protocol):
     def entry_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
     ) -> list[tuple[ChatKey, EntryKey]]:
-        """Entries holding every term (`conjunctive`) or any, best first when `ranked`
-        (the backend's relevance), else newest first; then substring matches."""
+        """Up to `limit` entries holding every term (`conjunctive`) or any, as (chat,
+        entry) keys: best first when `ranked` (the backend's own relevance: only the
+        order counts), else newest first. Substring matches in spaceless-script text
+        follow the word matches."""
         ...
 
     def digest_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
     ) -> list[ChatKey]:
-        """Chats whose digest (title, opening exchange, latest summary) holds the
-        terms, best first when `ranked` (a title weighs most)."""
+        """Up to `limit` chats whose digest (title, opening exchange, latest summary)
+        holds every term or any, best first when `ranked` (a title weighs most)."""
         ...
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
