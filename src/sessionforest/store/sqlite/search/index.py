@@ -178,10 +178,10 @@ class SQLiteSearch:
 
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
         wanted = orjson.dumps(sorted(set(keys))).decode()
-        return [ChatRow(*row) for row in self._conn.execute(CHATS_BY_NUM, (wanted,))]
+        return list(map(ChatRow._make, self._conn.execute(CHATS_BY_NUM, (wanted,))))
 
     def all_chats(self) -> list[ChatRow]:
-        return [ChatRow(*row) for row in self._conn.execute(ALL_CHATS)]
+        return list(map(ChatRow._make, self._conn.execute(ALL_CHATS)))
 
     def harnesses(self) -> list[str]:
         return [row[0] for row in self._conn.execute(HARNESSES)]
