@@ -15,7 +15,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -43,10 +43,11 @@ from .model import (
 from .rules import refs
 from .rules import trees as tree_rules
 from .rules.append import prepare, stamp_text
+from .search import find, recall
+from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
 from .store import open_backend
-from .store.base import AUTO, UNSET, Auto, NewEntry, NewSession, Stamping, Unset
-from .store.sqlite import DURABILITY
+from .store.base import AUTO, DURABILITIES, UNSET, Auto, NewEntry, NewSession, Stamping, Unset
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ class Forest:
         refuses a database that is not a store (NotAStore), and a file that
         cannot be written opens read-only (`forest.readonly`).
         """
-        if durability not in DURABILITY:
+        if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
         backend = open_backend(
             path,
@@ -403,9 +404,10 @@ class Forest:
     ) -> list[EntryHit]:
         """Entries of this one session matching `query`, best first (ended chats too);
         `limit` must be at least 1."""
-        from .search import facade
-
-        return facade.search_session_entries(self._backend, session_id, query, limit)
+        check_limit(limit)
+        with self._backend.search() as index:
+            self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
+            return recall.search_session_entries(index, session_id, query, limit)
 
     def search_chats(
         self,
@@ -420,12 +422,9 @@ class Forest:
         `harness` restricts the chats to one harness, as a harness word does;
         `limit` must be at least 1.
         """
-        from .search import facade
-
-        moment = now or self._clock()
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return facade.search_chats(self._backend, query, moment, limit, harness)
+        check_limit(limit)
+        with self._backend.search() as index:
+            return find.search_chats(index, query, now or self._clock(), limit, harness)
 
     # --- import and export -----------------------------------------------------------
 

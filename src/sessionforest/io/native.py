@@ -32,7 +32,7 @@ from ..model import (
     SessionVisibility,
     Visibility,
 )
-from ..search import large
+from ..store.sqlite.search import large
 from .common import TOO_LONG, Lines, parse, too_long
 
 FORMAT = "sessionforest"

@@ -1,7 +1,7 @@
 """What the two searches return: frozen values with a stable JSON shape.
 
 Snippets mark matched words with `**` and cut text with `…`; they are short
-excerpts chosen by FTS5, never whole entry bodies.
+excerpts chosen by the search backend, never whole entry bodies.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..scripts import ELLIPSIS, MARK
 from .query import TimeWindow
 
-MARK = "**"  # around a matched word in a snippet
-ELLIPSIS = "…"
+__all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,9 @@ import os
 from typing import Any
 
 from ..errors import BackendUnavailable, InvalidArgument
-from .sqlite import SQLiteBackend, open_sqlite
+from .sqlite import SQLiteBackend, default_path, open_sqlite
+
+__all__ = ["default_path", "location_of", "open_backend"]
 
 SQLITE_SCHEME = "sqlite://"
 

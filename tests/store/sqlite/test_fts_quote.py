@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionforest.search import fts
+from sessionforest.store.sqlite.search import fts
 
 
 @given(typed=st.text(max_size=80))

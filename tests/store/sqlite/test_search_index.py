@@ -14,9 +14,9 @@ import pytest
 
 from sessionforest import Forest, HeadMoved, StoreIOError
 from sessionforest.kinds import CONVERSATIONAL_KINDS, LEGACY_KINDS
-from sessionforest.search import index
 from sessionforest.store.sqlite import migrations
 from sessionforest.store.sqlite import store as forest_module
+from sessionforest.store.sqlite.search import schema
 
 V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 
@@ -44,7 +44,7 @@ def digest(path: Path, sid: str) -> tuple[str, str, str, str]:
 
 def test_indexed_kinds_are_the_conversational_kinds_and_their_legacy_names() -> None:
     legacy = {old for old, new in LEGACY_KINDS.items() if new in CONVERSATIONAL_KINDS}
-    assert set(index.INDEXED_KINDS) == CONVERSATIONAL_KINDS | legacy
+    assert set(schema.INDEXED_KINDS) == CONVERSATIONAL_KINDS | legacy
 
 
 def test_a_failed_append_leaves_no_index_row(

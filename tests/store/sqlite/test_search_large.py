@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionforest import Forest
-from sessionforest.search import index, large
-from sessionforest.search.scripts import GRAM_PAD
+from sessionforest.store.sqlite.search import large, schema
+from sessionforest.store.sqlite.search.schema import GRAM_PAD
 
 BIG = large.LARGE_PAYLOAD + 1000
 PAYLOADS: list[tuple[str, Any]] = [
@@ -67,7 +67,7 @@ PAYLOADS: list[tuple[str, Any]] = [
 
 def _sql_text(kind: str, payload: Any) -> Any:
     with sqlite3.connect(":memory:") as conn:
-        expr = index.TEXT_OF.format(k="?1", p="?2")
+        expr = schema.TEXT_OF.format(k="?1", p="?2")
         return conn.execute(f"SELECT {expr}", (kind, orjson.dumps(payload).decode())).fetchone()[0]
 
 
@@ -113,7 +113,7 @@ def _indexed(forest: Forest, session_id: str, word: str) -> tuple[int, str]:
         ).fetchone()[0]
         stored = conn.execute(
             f"SELECT count(*) FROM session_entry_fts WHERE session_id = ? "
-            f"AND text = (SELECT {index.TEXT_OF.format(k='e.kind', p='e.payload')} "
+            f"AND text = (SELECT {schema.TEXT_OF.format(k='e.kind', p='e.payload')} "
             "FROM session_entries e WHERE e.session_id = ? AND e.sequence = 1)",
             (session_id, session_id),
         ).fetchone()[0]

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest
-from sessionforest.search import recall as recall_module
+from sessionforest.store.sqlite.search import fts
+from sessionforest.store.sqlite.search.recall import SQLiteSessionIndex
 
 
 def test_recall_snippets_use_only_terms_that_matched(
@@ -20,13 +21,13 @@ def test_recall_snippets_use_only_terms_that_matched(
     sid = forest.create_session("a")
     forest.append(sid, "user.message", {"content": [{"type": "text", "text": "kanji deck"}]})
     seen: list[str] = []
-    real = recall_module._hits
+    real = SQLiteSessionIndex.hits
 
-    def spy(conn: Any, session_id: str, rowids: Any, scores: Any, expr: str, **options: Any) -> Any:
-        seen.append(expr)
-        return real(conn, session_id, rowids, scores, expr, **options)
+    def spy(scope: SQLiteSessionIndex, sequences: Any, matched: Any, needles: Any) -> Any:
+        seen.append(fts.any_of(fts.match(t) for t in matched))  # the snippets' expression
+        return real(scope, sequences, matched, needles)
 
-    monkeypatch.setattr(recall_module, "_hits", spy)
+    monkeypatch.setattr(SQLiteSessionIndex, "hits", spy)
     hits = forest.search_session_entries(sid, "kanji zebrafish")
     assert [h.snippet for h in hits] == ["**kanji** deck"]
     assert seen == ['"kanji"']  # no "zebrafish"* prefix walking the store per hit

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest, StoreIOError
-from sessionforest.search import terms
-from sessionforest.search.scripts import excerpt, spaceless
+from sessionforest.scripts import spaceless
 from sessionforest.store.sqlite import migrations
 from sessionforest.store.sqlite import store as forest_module
+from sessionforest.store.sqlite.search import grams
+from sessionforest.store.sqlite.search.grams import excerpt
 
 from .conftest import NOW
 
@@ -131,7 +132,7 @@ def test_a_common_short_word_is_found_by_reading_rows(
     # Past MAX_GRAM_STARTS listed trigrams, the word is looked for with instr().
     sid = chat(forest, "Chat", ["数据库很慢", "数据表", "数据集"])
     chat(forest, "Other", ["没有关系"])
-    monkeypatch.setattr(terms, "MAX_GRAM_STARTS", 1)
+    monkeypatch.setattr(grams, "MAX_GRAM_STARTS", 1)
     result = forest.search_chats("数据", now=NOW)
     assert [h.session_id for h in result.hits] == [sid]
     assert result.hits[0].entry_matches == 3

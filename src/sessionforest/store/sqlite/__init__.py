@@ -9,12 +9,15 @@ search components the importers and the search funnel use.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
+from .search import SQLiteSearch
 from .store import SQLiteStore
 from .trees import SQLiteTrees
 
@@ -33,8 +36,19 @@ class SQLiteBackend:
 
     name = "sqlite"
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def search(self) -> Iterator[SQLiteSearch]:
+        """A `SearchIndex` over one read snapshot (reads on this thread inside the
+        block, the store's included, see the same snapshot)."""
+        with self.db.read() as conn:
+            yield SQLiteSearch(conn)
 
 
 def open_sqlite(

@@ -30,9 +30,9 @@ from ...model import (
     SessionInfo,
     Visibility,
 )
-from ...search import large
 from . import integrity
 from .database import Database
+from .search import large
 from .store import SQLiteStore
 
 if TYPE_CHECKING:

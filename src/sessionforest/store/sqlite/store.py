@@ -28,12 +28,12 @@ from ...errors import (
 from ...model import CheckReport, Entry, Node, RepairReport, SessionInfo, SessionStatus
 from ...rules import append as append_rules
 from ...rules import reading
-from ...search import large
 from ..base import UNSET, Appended, AppendState, NewEntry, NewSession, Stamping, Unset
 from . import integrity
 from .connection import driver_error, rollback
 from .database import Database
 from .repair import repair_session
+from .search import large
 
 ENTRY_COLUMNS = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "

@@ -1,9 +1,9 @@
 """The one door from user text to FTS5 syntax, and the tokenizer both sides share.
 
 Every string a user typed reaches a MATCH only through `quote` (a phrase) or
-`prefix` (a prefix phrase); `all_of`/`any_of` combine such pieces. `Tokenizer`
-runs an index's own tokenizer so vocabulary lookups see the stems (or the
-trigrams) FTS5 stores.
+`prefix` (a prefix phrase), `match` for a whole term; `all_of`/`any_of`
+combine such pieces. `Tokenizer` runs an index's own tokenizer so vocabulary
+lookups see the stems (or the trigrams) FTS5 stores.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from ...base import Term
+
 # Stemming (porter) lets "failing" find "fails"; remove_diacritics 2 lets "cafe"
 # find "café". Shared by both indexes and by `Tokenizer`, so stems always agree.
 TOKENIZE: Final = "porter unicode61 remove_diacritics 2"
 # Character trigrams (case-folded) for text in scripts written without spaces
-# (see scripts.py): any substring of three or more characters is a phrase of
+# (sessionforest.scripts): any substring of three or more characters is a phrase of
 # its trigrams. Shared by both trigram indexes and by `tokenizer(GRAMS)`.
 GRAMS: Final = "trigram"
 
@@ -35,6 +37,11 @@ def quote(text: str) -> str:
 def prefix(text: str) -> str:
     """`text` as a phrase whose last token may be the start of a longer one."""
     return quote(text) + "*"
+
+
+def match(term: Term) -> str:
+    """A funnel term as FTS5 syntax, through the one quoting function."""
+    return prefix(term.text) if term.prefix else quote(term.text)
 
 
 def all_of(pieces: Iterable[str]) -> str:

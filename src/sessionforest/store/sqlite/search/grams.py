@@ -1,20 +1,47 @@
-"""Lookups in the trigram index (gram_index.py), for text in spaceless scripts.
+"""Lookups in the trigram index, for text in spaceless scripts (sessionforest.scripts).
 
-T1 and recall read the word index as before and add what these return: rows
-where a term occurs as a substring. A term's form here is `terms.Grams`: a
+The SearchIndex primitives read the word index and add what these return:
+rows where a term occurs as a substring. A term's form here is `Grams`: a
 MATCH over trigrams, or, for a short word that starts too many trigrams to
 list, text found by instr() row by row. Rows are excerpted here too, by
-characters (scripts.excerpt), since FTS5 snippets of trigrams cut mid-word.
+characters (`excerpt`), since FTS5 snippets of trigrams cut mid-word.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
 
+import orjson
+
+from ....scripts import ELLIPSIS, MARK, spaceless
+from ...base import Spaceless
 from . import fts
-from .scripts import excerpt
-from .terms import MIN_GRAM_CHARS, Grams, Term
+from .schema import GRAM_PAD
+
+MIN_GRAM_CHARS: Final = 3  # shorter text has no trigram of its own
+# A short word starting more trigrams than this is common: listing them all
+# would cost more than reading the rows, so it is found with instr() instead.
+MAX_GRAM_STARTS: Final = 512
+EXCERPT_CHARS: Final = 64
+_TOP = "\U0010ffff"  # sorts after every continuation of a prefix
+
+GRAMS_PRESENT = (
+    "SELECT EXISTS (SELECT 1 FROM session_entry_grams), EXISTS (SELECT 1 FROM chat_digest_grams)"
+)
+GRAM_ENTRY_DF = "SELECT doc FROM session_entry_gram_vocab WHERE term = ?"
+GRAM_DIGEST_DF = "SELECT doc FROM chat_digest_gram_vocab WHERE term = ?"
+# The trigrams a one- or two-character word starts: every indexed character has
+# two more after it (schema.GRAM_PAD), so these are all its occurrences.
+GRAM_ENTRY_STARTS = (
+    "SELECT term, doc FROM session_entry_gram_vocab WHERE term >= ? AND term < ? LIMIT ?"
+)
+GRAM_DIGEST_STARTS = (
+    "SELECT term, doc FROM chat_digest_gram_vocab WHERE term >= ? AND term < ? LIMIT ?"
+)
 
 # The same reads as retrieve.py and recall.py make of the word index. Scan
 # texts come as a JSON array: every one must occur under AND, any one under OR.
@@ -84,14 +111,92 @@ GRAM_ENTRY_SCAN_IN_RANGE = (
 )
 
 
-def used(terms: Sequence[Term]) -> bool:
+@dataclass(frozen=True, slots=True)
+class Grams:
+    """How a term is found in the trigram index: as a substring of the text."""
+
+    match: str | None  # FTS5 expression over the trigram tables (through fts.quote)
+    scan: str | None  # or: lower-cased text looked for with instr(), row by row
+    entry_df: int  # entries that may hold it (an upper bound)
+    digest_df: int
+
+    @staticmethod
+    def scans(forms: Sequence[Grams | None]) -> str:
+        """The scan texts of `forms`, as the JSON array the SQL reads."""
+        return orjson.dumps([g.scan for g in forms if g is not None and g.scan]).decode()
+
+    @property
+    def frequencies(self) -> Spaceless:
+        return Spaceless(self.entry_df, self.digest_df)
+
+
+class GramVocabulary:
+    """Terms' forms in the trigram index, from its vocabularies, memoised for one search."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._df: dict[str, tuple[int, int]] = {}
+        self._forms: dict[str, Grams | None] = {}
+        self._present: bool | None = None
+
+    def _one(self, sql: str, *args: str) -> int:
+        row = self._conn.execute(sql, args).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def present(self) -> bool:
+        """Whether the trigram index holds anything (never, in a Latin-only store)."""
+        if self._present is None:
+            row = self._conn.execute(GRAMS_PRESENT).fetchone()
+            self._present = bool(row[0] or row[1])
+        return self._present
+
+    def _trigram_df(self, gram: str) -> tuple[int, int]:
+        if gram not in self._df:
+            self._df[gram] = (self._one(GRAM_ENTRY_DF, gram), self._one(GRAM_DIGEST_DF, gram))
+        return self._df[gram]
+
+    def form(self, text: str) -> Grams | None:
+        """`text`'s form in the trigram index, or None when it cannot occur there."""
+        if text not in self._forms:
+            self._forms[text] = self._form(text)
+        return self._forms[text]
+
+    def _form(self, text: str) -> Grams | None:
+        if not self.present():
+            return None
+        folded = text.lower()
+        if len(folded) >= MIN_GRAM_CHARS:
+            trigrams = fts.tokenizer(fts.GRAMS).tokens([text])[0]
+            if not trigrams:
+                return None
+            # A substring occurs at most where its rarest trigram does.
+            entry_df = min(self._trigram_df(g)[0] for g in trigrams)
+            digest_df = min(self._trigram_df(g)[1] for g in trigrams)
+            return (
+                Grams(fts.quote(text), None, entry_df, digest_df) if entry_df + digest_df else None
+            )
+        if not spaceless(folded):
+            return None  # a one- or two-letter Latin word is found as a word only
+        args = (folded, folded + _TOP, MAX_GRAM_STARTS + 1)
+        entry = dict(self._conn.execute(GRAM_ENTRY_STARTS, args).fetchall())
+        digest = dict(self._conn.execute(GRAM_DIGEST_STARTS, args).fetchall())
+        entry_df, digest_df = sum(entry.values()), sum(digest.values())
+        starts = sorted(entry.keys() | digest.keys())
+        if not starts:
+            return None
+        if len(entry) > MAX_GRAM_STARTS or len(digest) > MAX_GRAM_STARTS:
+            return Grams(None, folded, entry_df, digest_df)
+        return Grams(fts.any_of(fts.quote(g) for g in starts), None, entry_df, digest_df)
+
+
+def used(forms: Sequence[Grams | None]) -> bool:
     """Whether any term can occur in the trigram index (never in a Latin-only store)."""
-    return any(t.grams is not None for t in terms)
+    return any(g is not None for g in forms)
 
 
 def _lists(
     conn: sqlite3.Connection,
-    terms: Sequence[Term],
+    forms: Sequence[Grams | None],
     conjunctive: bool,
     sql: tuple[str, str | None, str, str],
     limit: int,
@@ -103,7 +208,6 @@ def _lists(
     scan, any scan. Past `budget` estimated matches, MATCH takes the newest.
     """
     ranked_sql, newest_sql, every_sql, any_sql = sql
-    forms = [t.grams for t in terms]
     present = [g for g in forms if g is not None]
     matches = [g.match for g in present if g.match is not None]
     estimate = [g.entry_df for g in present if g.match is not None]
@@ -129,19 +233,23 @@ def _lists(
 
 
 def entries(
-    conn: sqlite3.Connection, terms: Sequence[Term], conjunctive: bool, limit: int, budget: int
+    conn: sqlite3.Connection,
+    forms: Sequence[Grams | None],
+    conjunctive: bool,
+    limit: int,
+    budget: int,
 ) -> list[int]:
     """Entry rowids (session number << 32 + sequence), best or newest first."""
     sql = (GRAM_ENTRY_RANKED, GRAM_ENTRY_NEWEST, GRAM_ENTRY_SCAN_EVERY, GRAM_ENTRY_SCAN_ANY)
-    return _lists(conn, terms, conjunctive, sql, limit, budget)
+    return _lists(conn, forms, conjunctive, sql, limit, budget)
 
 
 def digests(
-    conn: sqlite3.Connection, terms: Sequence[Term], conjunctive: bool, limit: int
+    conn: sqlite3.Connection, forms: Sequence[Grams | None], conjunctive: bool, limit: int
 ) -> list[int]:
     """Chat numbers whose digest holds the terms, best first."""
     sql = (GRAM_DIGEST_RANKED, None, GRAM_DIGEST_SCAN_EVERY, GRAM_DIGEST_SCAN_ANY)
-    return _lists(conn, terms, conjunctive, sql, limit, None)
+    return _lists(conn, forms, conjunctive, sql, limit, None)
 
 
 def in_range(conn: sqlite3.Connection, text: str, low: int, high: int, limit: int) -> list[int]:
@@ -184,3 +292,33 @@ def digest_excerpt(conn: sqlite3.Connection, num: int, needles: Sequence[str]) -
         if any(n in str(column).lower() for n in lowered):
             return excerpt(str(column), needles)
     return None
+
+
+def excerpt(text: str, needles: Sequence[str], width: int = EXCERPT_CHARS) -> str:
+    """A snippet of `text` around the first needle, each needle marked (any case).
+
+    Trigram rows are matched as substrings, which FTS5's snippet() cuts into
+    three-character tokens; this cuts by characters instead.
+    """
+    if text.endswith(GRAM_PAD):
+        text = text[: -len(GRAM_PAD)]
+    wanted = sorted({n for n in needles if n}, key=len, reverse=True)
+    if not wanted:
+        return text[:width] + (ELLIPSIS if len(text) > width else "")
+    pattern = re.compile("|".join(re.escape(n) for n in wanted), re.IGNORECASE)
+    found = [m.span() for m in pattern.finditer(text)]
+    first = found[0][0] if found else 0
+    start = max(0, min(first - width // 4, len(text) - width))
+    end = min(len(text), start + width)
+    out = [ELLIPSIS] if start > 0 else []
+    at = start
+    for lo, hi in found:
+        if hi <= start or lo >= end:
+            continue
+        lo, hi = max(lo, start), min(hi, end)
+        out += [text[at:lo], MARK, text[lo:hi], MARK]
+        at = hi
+    out.append(text[at:end])
+    if end < len(text):
+        out.append(ELLIPSIS)
+    return "".join(out)

@@ -15,13 +15,15 @@ the same rows.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from typing import Any, Final
 
 import orjson
 
-from . import gram_index, index
-from .index import (
+from ....scripts import spaceless
+from .schema import (
+    GRAM_DIGEST_TABLE,
+    GRAM_ENTRY_TABLE,
+    GRAM_PAD,
     INDEXED_KINDS,
     OPENING_CHARS,
     REPLY_KINDS,
@@ -29,39 +31,9 @@ from .index import (
     SUMMARY_KINDS,
     USER_KINDS,
 )
-from .scripts import GRAM_PAD, spaceless
 
+# The size test the frozen triggers lead with: length(CAST(NEW.payload AS BLOB)) <= this.
 LARGE_PAYLOAD: Final = 1 << 20  # bytes of stored payload JSON (UTF-8)
-# Bytes, through a BLOB: length() of the text itself makes SQLite copy it
-# first (to end it with a NUL), a 60 MB copy for the very payloads it skips.
-_SMALL = f"length(CAST(NEW.payload AS BLOB)) <= {LARGE_PAYLOAD}"
-
-# The released triggers that read NEW.payload, by name.
-_READ_PAYLOAD = (
-    "search_entry_added",
-    "search_digest_first_message",
-    "search_digest_first_reply",
-    "search_digest_summary",
-    "search_entry_grams_added",
-    "search_digest_grams_summary",
-)
-
-
-def _small_payload_triggers() -> Iterator[str]:
-    """Each trigger of `_READ_PAYLOAD` again, its WHEN led by the size test: the same
-    statement otherwise, so the released definitions stay the one source."""
-    released = {
-        sql.split()[2]: sql for sql in (*index.CREATE_TRIGGERS, *gram_index.CREATE_TRIGGERS)
-    }
-    for name in _READ_PAYLOAD:
-        sql = released[name]
-        guarded = sql.replace("\n    WHEN ", f"\n    WHEN {_SMALL} AND ", 1)
-        assert guarded != sql, f"trigger {name} has no WHEN clause to guard"
-        yield f"DROP TRIGGER {name}"
-        yield guarded
-
-
-SMALL_PAYLOAD_TRIGGERS: Final = tuple(_small_payload_triggers())
 
 _ENTRY = f"""
 INSERT INTO {{table}}(rowid, text)
@@ -73,13 +45,13 @@ SELECT (num << {SESSION_SHIFT}) + :sequence, :text, :sid
 FROM search_sessions WHERE session_id = :sid
 """
 # A chat's first trigram digest row, once its new summary is in such a script
-# (as gram_index._copy_digest does it for the trigger).
+# (as the frozen search_digest_grams_summary trigger does).
 _GRAM_DIGEST = f"""
-INSERT INTO {gram_index.DIGEST_TABLE}(rowid, title, first_message, first_reply, summary)
+INSERT INTO {GRAM_DIGEST_TABLE}(rowid, title, first_message, first_reply, summary)
 SELECT rowid, coalesce(title, '') || :pad, coalesce(first_message, '') || :pad,
        coalesce(first_reply, '') || :pad, :summary
 FROM chat_digest_fts
-WHERE rowid = :num AND NOT EXISTS (SELECT 1 FROM {gram_index.DIGEST_TABLE} WHERE rowid = :num)
+WHERE rowid = :num AND NOT EXISTS (SELECT 1 FROM {GRAM_DIGEST_TABLE} WHERE rowid = :num)
 """
 
 
@@ -113,7 +85,7 @@ def index_large(
     num, has_first, has_reply = found
     conn.execute(_WORDS, {"sequence": sequence, "text": text, "sid": session_id})
     if text is not None and spaceless(text):
-        table = _ENTRY.format(table=gram_index.ENTRY_TABLE)
+        table = _ENTRY.format(table=GRAM_ENTRY_TABLE)
         conn.execute(table, {"sequence": sequence, "text": text + GRAM_PAD, "sid": session_id})
     # The opening exchange: the word digest first, then its flag, whose update
     # copies a spaceless opening into the trigram digest (search_digest_grams_opening).
@@ -130,9 +102,7 @@ def index_large(
         summary = text or ""
         conn.execute("UPDATE chat_digest_fts SET summary = ? WHERE rowid = ?", (summary, num))
         padded = summary + GRAM_PAD
-        conn.execute(
-            f"UPDATE {gram_index.DIGEST_TABLE} SET summary = ? WHERE rowid = ?", (padded, num)
-        )
+        conn.execute(f"UPDATE {GRAM_DIGEST_TABLE} SET summary = ? WHERE rowid = ?", (padded, num))
         if spaceless(summary):
             conn.execute(_GRAM_DIGEST, {"pad": GRAM_PAD, "summary": padded, "num": num})
 
