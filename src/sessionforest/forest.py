@@ -321,6 +321,14 @@ class Forest:
         """Every entry of the session, all branches, in insertion (sequence) order."""
         return self._store.entries(session_id)
 
+    @_suggesting
+    def entries_after(self, session_id: str, after: int = 0, limit: int = 1000) -> list[Entry]:
+        """A page of entries: at most `limit` with a sequence above `after`, in sequence
+        order (`after=0`: from the first). The next page is after the last one's sequence."""
+        if limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.entries_after(session_id, after, limit)
+
     def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
         """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""
         return self._store.iter_entries(session_id, batch)

@@ -108,6 +108,11 @@ SESSION_ORDERS = {
 }
 
 BY_SEQUENCE = f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? ORDER BY sequence"
+# A page of entries by sequence: the (session_id, sequence) index, no OFFSET scan.
+AFTER_SEQUENCE = (
+    f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+    "WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+)
 SKELETON = (
     "SELECT id, parent_entry_id, sequence, kind, context_visibility, semantic_schema_version "
     "FROM session_entries WHERE session_id = ? ORDER BY sequence"
@@ -361,6 +366,9 @@ class SQLiteStore:
             cursor = conn.execute(BY_SEQUENCE, (session_id,))
             while rows := cursor.fetchmany(batch):
                 yield from reading.entries_of(rows)
+
+    def entries_after(self, session_id: str, after: int, limit: int) -> list[Entry]:
+        return self._rows(AFTER_SEQUENCE, session_id, (session_id, after, limit))
 
     def skeleton(self, session_id: str) -> list[Node]:
         with self._db.read() as conn:
