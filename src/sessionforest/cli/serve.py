@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import BackendUnavailable
 from .common import State, pass_state
 
 
@@ -60,6 +59,12 @@ from .common import State, pass_state
     show_default=True,
     help="synchronous=NORMAL, or FULL (one fsync per write).",
 )
+@click.option(
+    "--read-only",
+    "readonly",
+    is_flag=True,
+    help="Open the store read-only: every write answers StoreReadOnly.",
+)
 @pass_state
 def serve(
     state: State,
@@ -71,6 +76,7 @@ def serve(
     import_roots: tuple[Path, ...],
     allow_origins: tuple[str, ...],
     durability: str,
+    readonly: bool,
 ) -> None:
     """Serve the store over JSON-RPC 2.0: HTTP (POST /rpc) and WebSocket (/ws).
 
@@ -84,10 +90,8 @@ def serve(
     other origins are refused. sessions/import reads only inside --import-root
     directories. Stops cleanly on Ctrl-C or SIGTERM.
     """
-    try:
-        from ..server import ServeOptions, run
-    except BackendUnavailable:
-        raise
+    from ..server import ServeOptions, run  # BackendUnavailable without the extra
+
     options = ServeOptions(
         db=db or state.db,
         host=host,
@@ -97,5 +101,6 @@ def serve(
         import_roots=import_roots,
         allow_origins=allow_origins,
         durability=durability,
+        readonly=readonly,
     )
     run(options, lambda line: click.echo(line, err=stdio))

@@ -9,9 +9,12 @@ half-written) and the store closes. Loopback unless a token guards it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +35,7 @@ class ServeOptions:
     import_roots: tuple[Path, ...] = ()
     allow_origins: tuple[str, ...] = ()
     durability: str = "normal"
+    readonly: bool = False
     limits: Limits = field(default_factory=Limits)
 
 
@@ -51,7 +55,10 @@ def check(options: ServeOptions) -> None:
 
 def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     check(options)
-    forest = Forest.open(options.db, durability=options.durability)
+    if options.readonly:
+        forest = Forest.open(options.db, readonly=True)
+    else:
+        forest = Forest.open(options.db, durability=options.durability)
     server = Server(forest, limits=options.limits, import_roots=options.import_roots)
     try:
         if options.stdio:
@@ -64,10 +71,36 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         server.close()
 
 
+def _uvicorn_server() -> type:
+    import uvicorn
+
+    class Uvicorn(uvicorn.Server):
+        """uvicorn's server, except that a graceful stop on SIGINT/SIGTERM exits 0:
+        uvicorn re-raises the signal after stopping, which would end the process
+        by that signal and hide that the stop was clean."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return Uvicorn
+
+
 def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], None]) -> None:
     import uvicorn
 
     from .app import build_app
+
+    _Uvicorn = _uvicorn_server()
 
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -88,7 +121,7 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
         app,
         log_level=os.environ.get("FOREST_LOG_LEVEL", "warning"),
         limit_concurrency=options.limits.max_connections,
-        ws="websockets",
+        ws="websockets-sansio",
         ws_max_size=options.limits.max_body,
         lifespan="on",
         timeout_graceful_shutdown=30,
@@ -99,4 +132,4 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
         f"forest serve: listening on http://{host}:{port} (POST /rpc, WebSocket /ws, "
         f"GET /healthz); store {server.forest.path}; Ctrl-C stops"
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    _Uvicorn(config).run(sockets=[sock])
