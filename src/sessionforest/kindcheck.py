@@ -50,7 +50,7 @@ def _check(t: mi.Type, value: Any, path: str) -> Found | None:
     if isinstance(t, mi.AnyType):
         return None
     if isinstance(t, mi.StructType):
-        return _struct(t, value, path)
+        return _block([t], value, path) if t.tag_field is not None else _struct(t, value, path)
     if isinstance(t, mi.UnionType):
         return _union(t, value, path)
     if isinstance(t, mi.ListType):
