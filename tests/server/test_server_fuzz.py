@@ -22,10 +22,10 @@ json_values = st.recursive(
     | st.booleans()
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),  # fmt: skip
+    | st.text(max_size=20),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),  # fmt: skip
+    ),
     max_leaves=10,
 )
 
@@ -48,8 +48,11 @@ def test_fuzzed_params_get_only_json_rpc_answers(server: Running, http: httpx.Cl
     call(http, "sessions/append", [sid, "user.message", {"content": TEXT}])
     methods = sorted(REGISTRY)
 
-    @settings(max_examples=400, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+    @settings(
+        max_examples=400,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(data=st.data())
     def one(data: st.DataObject) -> None:
         method = data.draw(st.sampled_from(methods))

@@ -26,13 +26,30 @@ def test_every_method_answers_what_it_publishes(
     session = call(http, "sessions/create", {"title": "sqlite lock", "harness": "claude-code"})
     sid = session["id"]
     assert session["title"] == "sqlite lock" and session["head"] is None
-    first = call(http, "sessions/append", {"session_id": sid, "kind": "user.message",
-                                           "payload": {"content": TEXT}})  # fmt: skip
+    first = call(
+        http,
+        "sessions/append",
+        {"session_id": sid, "kind": "user.message", "payload": {"content": TEXT}},
+    )
     assert first["sequence"] == 1 and first["parent_id"] is None
-    turn = call(http, "sessions/append_many", {"session_id": sid, "expect_head": first["id"],
-        "items": [{"kind": "assistant.message", "payload": {"content": [{"type": "text",
-                   "text": "WAL fixes the lock"}], "model": "m"}},
-                  {"kind": "provider.notification", "payload": {"provider": "x", "event": {}}}]})  # fmt: skip
+    turn = call(
+        http,
+        "sessions/append_many",
+        {
+            "session_id": sid,
+            "expect_head": first["id"],
+            "items": [
+                {
+                    "kind": "assistant.message",
+                    "payload": {
+                        "content": [{"type": "text", "text": "WAL fixes the lock"}],
+                        "model": "m",
+                    },
+                },
+                {"kind": "provider.notification", "payload": {"provider": "x", "event": {}}},
+            ],
+        },
+    )
     assert [e["sequence"] for e in turn] == [2, 3]
     mark = call(http, "sessions/checkpoint", {"session_id": sid, "label": "diagnosed"})
     moved = call(http, "sessions/move_head", {"session_id": sid, "entry_id": first["id"]})
@@ -101,12 +118,27 @@ def test_application_errors_carry_family_code_type_and_fields(http: httpx.Client
     assert missing["data"]["type"] == "UnknownSession"
     assert missing["data"]["session_id"] == "01nosuchsession"
     sid = call(http, "sessions/create")["id"]
-    moved = error_of(http, "sessions/append", {"session_id": sid, "kind": "user.message",
-                     "payload": {"content": TEXT}, "expect_head": "01other"})  # fmt: skip
+    moved = error_of(
+        http,
+        "sessions/append",
+        {
+            "session_id": sid,
+            "kind": "user.message",
+            "payload": {"content": TEXT},
+            "expect_head": "01other",
+        },
+    )
     assert moved["code"] == codes[Conflict] and moved["data"]["type"] == "HeadMoved"
     assert moved["data"]["expected"] == "01other" and moved["data"]["actual"] is None
-    bad = error_of(http, "sessions/append", {"session_id": sid, "kind": "user.message",
-                   "payload": {"content": [{"type": "text", "text": 3}]}})  # fmt: skip
+    bad = error_of(
+        http,
+        "sessions/append",
+        {
+            "session_id": sid,
+            "kind": "user.message",
+            "payload": {"content": [{"type": "text", "text": 3}]},
+        },
+    )
     assert bad["code"] == codes[InvalidInput]
     assert (bad["data"]["type"], bad["data"]["field"]) == ("InvalidPayload", "content[0].text")
     assert "must be a string" in bad["message"]
@@ -230,14 +262,21 @@ def test_import_of_real_transcripts_inside_the_root(tmp_path: Path) -> None:
     running = start(tmp_path / "store.db", "--import-root", str(root))
     try:
         with httpx.Client(base_url=running.url, timeout=120) as http:
-            report = call(http, "sessions/import",
-                          {"format": "claude-code", "path": str(root / "claude-code")})  # fmt: skip
+            report = call(
+                http,
+                "sessions/import",
+                {"format": "claude-code", "path": str(root / "claude-code")},
+            )
             assert report["chats"] > 0 and report["entries"] > 0
-            again = call(http, "sessions/import",
-                         {"format": "claude-code", "path": str(root / "claude-code")})  # fmt: skip
+            again = call(
+                http,
+                "sessions/import",
+                {"format": "claude-code", "path": str(root / "claude-code")},
+            )
             assert again["entries"] == 0  # idempotent
-            escape = error_of(http, "sessions/import",
-                              {"format": "claude-code", "path": str(root / ".." )})  # fmt: skip
+            escape = error_of(
+                http, "sessions/import", {"format": "claude-code", "path": str(root / "..")}
+            )
             assert escape["data"]["type"] == "InvalidArgument"
     finally:
         assert running.stop() == 0

@@ -25,7 +25,7 @@ with httpx.Client(base_url=url, timeout=60) as http:
     for i in range(n):
         body = {"jsonrpc": "2.0", "id": i, "method": "sessions/append",
                 "params": {"session_id": sid, "kind": "user.message",
-                           "payload": {"content": [{"type": "text", "text": f"{sys.argv[4]} {i}"}]}}}
+                           "payload": {"content": [{"type": "text", "text": f"x {i}"}]}}}
         reply = http.post("/rpc", json=body).json()
         assert "result" in reply, reply
         print(reply["result"]["id"], flush=True)
@@ -43,7 +43,7 @@ def test_two_appending_processes_and_a_subscriber(server: Running, http: httpx.C
                 [sys.executable, "-c", APPENDER, server.url, shared, str(per), name],
                 stdout=subprocess.PIPE,
                 text=True,
-            )  # fmt: skip
+            )
             for name in ("left", "right")
         ]
         acknowledged = []
@@ -74,18 +74,28 @@ def test_kill_9_during_a_write_storm_loses_no_acknowledged_append(tmp_path: Path
 
     def storm(sid: str) -> None:
         with httpx.Client(base_url=running.url, timeout=10) as http:
-            turn = [{"kind": "user.message", "payload": {"content": TEXT}},
-                    {"kind": "assistant.message", "payload": {"content": TEXT}}]  # fmt: skip
+            turn = [
+                {"kind": "user.message", "payload": {"content": TEXT}},
+                {"kind": "assistant.message", "payload": {"content": TEXT}},
+            ]
             i = 0
             while not stop.is_set():
                 i += 1
                 try:
                     if i % 3:
-                        body = {"jsonrpc": "2.0", "id": i, "method": "sessions/append",
-                                "params": [sid, "user.message", {"content": TEXT}]}  # fmt: skip
+                        body = {
+                            "jsonrpc": "2.0",
+                            "id": i,
+                            "method": "sessions/append",
+                            "params": [sid, "user.message", {"content": TEXT}],
+                        }
                     else:
-                        body = {"jsonrpc": "2.0", "id": i, "method": "sessions/append_many",
-                                "params": {"session_id": sid, "items": turn}}  # fmt: skip
+                        body = {
+                            "jsonrpc": "2.0",
+                            "id": i,
+                            "method": "sessions/append_many",
+                            "params": {"session_id": sid, "items": turn},
+                        }
                     reply = http.post("/rpc", json=body).json()
                 except (httpx.HTTPError, ValueError):
                     return  # the server died under us: this one was never acknowledged

@@ -50,8 +50,16 @@ def test_websocket_token_by_header_subprotocol_or_first_message(guarded: Running
         connect(guarded.ws, subprotocols=["jsonrpc", "bearer.wrong"])  # type: ignore[list-item]
     assert denied.value.response.status_code == 401
     with connect(guarded.ws) as ws:
-        ws.send(json.dumps({"jsonrpc": "2.0", "method": "rpc.authenticate",
-                            "params": {"token": TOKEN}, "id": 0}))  # fmt: skip
+        ws.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "rpc.authenticate",
+                    "params": {"token": TOKEN},
+                    "id": 0,
+                }
+            )
+        )
         assert json.loads(ws.recv(timeout=30))["result"] == {"authenticated": True}
         ws.send(hello)
         assert json.loads(ws.recv(timeout=30))["result"]["total"] == 0
@@ -78,8 +86,11 @@ def test_cross_origin_and_rebound_hosts_are_refused(server: Running) -> None:
 def test_non_loopback_without_token_refuses_to_start(tmp_path: Path) -> None:
     done = subprocess.run(
         [FOREST, "--db", str(tmp_path / "s.db"), "serve", "--host", "0.0.0.0", "--port", "0"],
-        capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 1
     assert "--token" in done.stderr and "refusing to start" in done.stderr
     assert not (tmp_path / "s.db").exists()
@@ -92,15 +103,30 @@ def test_limits(server: Running, http: httpx.Client) -> None:
     deep: object = "x"
     for _ in range(70):
         deep = [deep]
-    nested = http.post("/rpc", json={"jsonrpc": "2.0", "method": "sessions/list", "id": 1,
-                                     "params": [deep]})  # fmt: skip
+    nested = http.post(
+        "/rpc", json={"jsonrpc": "2.0", "method": "sessions/list", "id": 1, "params": [deep]}
+    )
     assert nested.json()["error"]["code"] == -32600 and "deeper" in nested.text
     sid = call(http, "sessions/create")["id"]
-    long_query = http.post("/rpc", json={"jsonrpc": "2.0", "id": 1, "method": "sessions/search_chats",
-                                         "params": {"query": "x" * 1001}}).json()  # fmt: skip
+    long_query = http.post(
+        "/rpc",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "sessions/search_chats",
+            "params": {"query": "x" * 1001},
+        },
+    ).json()
     assert long_query["error"]["code"] == -32602 and long_query["error"]["data"]["field"] == "query"
-    page = http.post("/rpc", json={"jsonrpc": "2.0", "id": 1, "method": "sessions/entries",
-                                   "params": {"session_id": sid, "limit": 1001}}).json()  # fmt: skip
+    page = http.post(
+        "/rpc",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "sessions/entries",
+            "params": {"session_id": sid, "limit": 1001},
+        },
+    ).json()
     assert page["error"]["data"]["field"] == "limit"
     form = http.post("/rpc", content=b"{}", headers={"content-type": "text/plain"})
     assert form.status_code == 415

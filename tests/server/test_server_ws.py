@@ -64,9 +64,15 @@ def test_subscribers_get_every_change_once_in_order(server: Running, http: httpx
         assert all(n["method"] == "sessions/changed" for n in everything.notes)
         assert [p["seq"] for p in params] == list(range(1, 9))
         assert [p["change"] for p in params] == [
-            "created", "created", "appended", "appended", "appended", "appended",
-            "head_moved", "status",
-        ]  # fmt: skip
+            "created",
+            "created",
+            "appended",
+            "appended",
+            "appended",
+            "appended",
+            "head_moved",
+            "status",
+        ]
         assert [p["entry_ids"] for p in params[2:6]] == [[i] for i in ids]
         assert [p["session_id"] for p in params[2:6]] == [sid, sid, sid, other]
         assert params[6]["head"] == ids[0] and params[7]["status"] == "ended"
@@ -90,8 +96,9 @@ def test_reconnect_replays_what_was_missed(server: Running, http: httpx.Client) 
     missed = _append(http, sid, 3)
     with connect(server.ws) as socket:
         peer = Peer(socket)
-        again = peer.call("sessions/subscribe",
-                          {"session_id": sid, "since": last["seq"], "epoch": last["epoch"]})  # fmt: skip
+        again = peer.call(
+            "sessions/subscribe", {"session_id": sid, "since": last["seq"], "epoch": last["epoch"]}
+        )
         assert again["replayed"] == 3 and again["resync"] is False
         _append(http, sid, 1)
         notes = [n["params"] for n in peer.wait(4)]
@@ -153,9 +160,17 @@ def test_stdio_child_process(tmp_path: Path) -> None:
     created = next(m for m in lines if m.get("id") == 2)["result"]
     note = next(m for m in lines if m.get("method") == "sessions/changed")["params"]
     assert note["session_id"] == created["id"] and note["change"] == "created"
-    send([{"jsonrpc": "2.0", "method": "sessions/append", "id": 3,
-           "params": [created["id"], "user.message", {"content": TEXT}]},
-          {"jsonrpc": "2.0", "method": "nope", "id": 4}])  # fmt: skip
+    send(
+        [
+            {
+                "jsonrpc": "2.0",
+                "method": "sessions/append",
+                "id": 3,
+                "params": [created["id"], "user.message", {"content": TEXT}],
+            },
+            {"jsonrpc": "2.0", "method": "nope", "id": 4},
+        ]
+    )
     got = [read(), read()]
     batch = next(m for m in got if isinstance(m, list))
     assert [r["id"] for r in batch] == [3, 4] and batch[1]["error"]["code"] == -32601
