@@ -5,7 +5,9 @@ The one definition: dispatch validates params with these Structs, and
 (openrpc.py). Params are named as in the Python API. A handler gets a `Call`
 and the params and returns a wire document built by the facade; `mode` says
 where it runs: "read" (reader pool), "write" (the one writer thread, which
-reports its changes) or "loop" (on the event loop: nothing that touches the store).
+reports its changes), "append" (the handler only builds an AppendRequest, which
+joins the writer's next group commit) or "loop" (on the event loop: nothing
+that touches the store).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from ..errors import InvalidArgument
 from ..forest import UNSET as FOREST_UNSET
+from ..forest import AppendRequest
 from ..io.importers import FORMATS
 from ..kinds import KINDS
 from ..projection import Message, project
@@ -44,7 +47,7 @@ from .changes import Change
 from .context import Call
 from .limits import MAX_HITS, MAX_ITEMS, MAX_NOTIFIED_IDS, MAX_PAGE, MAX_QUERY
 
-Mode = Literal["read", "write", "loop"]
+Mode = Literal["read", "write", "append", "loop"]
 Id = Annotated[str, Meta(min_length=1, max_length=128, description="an exact id")]
 Query = Annotated[str, Meta(max_length=MAX_QUERY)]
 Kind = Annotated[str, Meta(extra_json_schema={"enum": sorted(KINDS)})]
@@ -195,29 +198,19 @@ class AppendParams(Params):
     created_at: str | None = None
 
 
-@method("sessions/append", AppendParams, EntryJson, "write")
-def append(call: Call, p: AppendParams) -> EntryJson:
+@method("sessions/append", AppendParams, EntryJson, "append")
+def append(call: Call, p: AppendParams) -> AppendRequest:
     """Append an entry below `parent` (default: the head); the head moves to it.
 
     The payload must meet its kind's contract (published per kind in the
     schemas as `<Kind>` payloads); appending below anything but the head starts
-    a new branch.
+    a new branch. Concurrent appends are committed together (group commit),
+    each still all or nothing.
     """
-    entry = call.forest.append(
-        p.session_id,
-        p.kind,
-        p.payload,
-        p.parent,
-        p.visibility,
-        _expected(p.expect_head),
+    return AppendRequest(
+        p.session_id, p.kind, p.payload, p.parent, p.visibility, _expected(p.expect_head),
         p.created_at,
-    )
-    status = call.status_of(p.session_id)
-    call.changed(
-        Change(p.session_id, "appended", entry.id, status, (entry.id,), entry.sequence,
-               entry.sequence)
     )  # fmt: skip
-    return entry.to_json()
 
 
 class AppendItem(Struct, forbid_unknown_fields=True):

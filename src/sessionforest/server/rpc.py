@@ -181,6 +181,8 @@ class Dispatcher:
             return handler(call, params)
         if method.mode == "read":
             return await server.read(lambda: handler(call, params))
+        if method.mode == "append":
+            return (await server.append(handler(call, params))).to_json()
         return await server.write(lambda c: handler(c, params), call)
 
 

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol
 
+from ..errors import ForestError
 from ..model import (
     Agent,
     CheckReport,
@@ -112,6 +113,30 @@ class Appended:
     stamp_text: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    """One append of `Forest.append_group`: what `Forest.append` takes (stamped AUTO)."""
+
+    session_id: str
+    kind: str
+    payload: dict[str, Any]
+    parent: str | None = None
+    visibility: str | None = None
+    expect_head: str | Unset | None = UNSET
+    created_at: str | None = None
+
+
+class GroupedAppend(NamedTuple):
+    """One append of `Store.append_group`: the arguments `Store.append` takes."""
+
+    session_id: str
+    items: Sequence[NewEntry]
+    parent: str | None
+    expect_head: str | Unset | None
+    now: str
+    stamping: Stamping
+
+
 # --- Store ---------------------------------------------------------------------
 
 
@@ -167,6 +192,11 @@ class Store(Protocol):
     ) -> Appended:
         """Append `items` as one chain below `parent` (None: the head) in ONE transaction,
         checked by `rules.append.checked`; the head ends on the last item."""
+        ...
+
+    def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
+        """Several appends in ONE transaction, each all or nothing: a failing one is
+        answered with its error (and leaves nothing), the others commit together."""
         ...
 
     def move_head(
