@@ -130,3 +130,16 @@ def test_limits(server: Running, http: httpx.Client) -> None:
     assert page["error"]["data"]["field"] == "limit"
     form = http.post("/rpc", content=b"{}", headers={"content-type": "text/plain"})
     assert form.status_code == 415
+
+
+def test_websocket_count_is_limited(server: Running) -> None:
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        open_ = [stack.enter_context(connect(server.ws)) for _ in range(32)]
+        extra = stack.enter_context(connect(server.ws))
+        with pytest.raises(Exception) as closed:
+            extra.recv(timeout=30)
+        assert "1013" in str(closed.value)
+        open_[0].send(json.dumps({"jsonrpc": "2.0", "method": "sessions/list", "id": 1}))
+        assert json.loads(open_[0].recv(timeout=30))["result"]["total"] == 0

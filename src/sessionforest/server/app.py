@@ -72,11 +72,11 @@ def build_app(server: Server) -> Starlette:
         return Response(orjson.dumps(doc), media_type=JSON)
 
     async def ws(socket: WebSocket) -> None:
-        if len(sockets) >= limits.max_websockets:
-            await socket.close(TOO_SLOW, f"more than {limits.max_websockets} WebSockets open")
-            return
         offered = socket.scope.get("subprotocols") or []
         await socket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+        if len(sockets) >= limits.max_websockets:  # accepted first, so the reason arrives
+            await socket.close(TOO_SLOW, f"more than {limits.max_websockets} WebSockets open")
+            return
         sockets.add(socket)
         try:
             await _serve_socket(socket, dispatcher, server)
