@@ -31,9 +31,10 @@ def test_every_method_is_documented_and_published() -> None:
 
 BLOCKER = """
 import sys
+BLOCKED = {"starlette", "uvicorn", "websockets", "httpx", "anyio", "httptools", "uvloop"}
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"starlette", "uvicorn", "websockets", "httpx", "anyio"}:
+        if name.split(".")[0] in BLOCKED:
             raise ImportError(f"blocked: {name}")
 sys.meta_path.insert(0, Block())
 """
