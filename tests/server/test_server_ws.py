@@ -184,3 +184,20 @@ def test_stdio_child_process(tmp_path: Path) -> None:
     child.stdout.close()
     assert child.stderr is not None
     child.stderr.close()
+
+
+def test_stdio_child_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    import signal
+
+    child = subprocess.Popen(
+        [FOREST, "--db", str(tmp_path / "store.db"), "serve", "--stdio"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(b'{"jsonrpc": "2.0", "method": "sessions/create", "id": 1}\n')
+    child.stdin.flush()
+    assert json.loads(child.stdout.readline())["result"]["id"]
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=30) == 0
+    for stream in (child.stdin, child.stdout, child.stderr):
+        stream.close()  # type: ignore[union-attr]

@@ -3,7 +3,7 @@
 A harness spawns `forest serve --stdio` as a child: one message per line in,
 one answer (or notification) per line out, nothing else on stdout (logs go to
 stderr). Requests run concurrently (at most `max_inflight`); end of input
-lets running requests finish, then the server stops.
+(or SIGINT/SIGTERM) lets running requests finish, then the server stops.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 from typing import Any
 
@@ -51,6 +52,11 @@ async def serve_stdio(server: Server) -> None:
         finally:
             slots.release()
 
+    # SIGINT/SIGTERM stop reading; running requests finish; then the server closes.
+    main = asyncio.current_task()
+    assert main is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, main.cancel)
     try:
         while True:
             try:
@@ -70,7 +76,11 @@ async def serve_stdio(server: Server) -> None:
             task = asyncio.create_task(run(line))
             running.add(task)
             task.add_done_callback(running.discard)
+    except asyncio.CancelledError:
+        pass  # a signal: stop as at end of input
     finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
         if running:
             await asyncio.gather(*running, return_exceptions=True)
         server.hub.drop(push)
