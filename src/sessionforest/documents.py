@@ -69,5 +69,5 @@ def log_document(store: Store, worktrees: Worktrees, session_id: str) -> list[di
 
 def tree_document(snapshot: Snapshot) -> dict[str, Any]:
     """The `tree --json` document: the snapshot's keys a tree drawing needs."""
-    document = snapshot.to_json()
+    document: dict[str, Any] = dict(snapshot.to_json())
     return {key: document[key] for key in TREE_KEYS}

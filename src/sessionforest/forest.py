@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .documents import divergence_marks, log_document, snapshot_of, tree_document
-from .errors import InvalidArgument, UnknownCheckpoint, UnknownEntry, UnknownSession
+from .errors import (
+    ForestError,
+    InvalidArgument,
+    UnknownCheckpoint,
+    UnknownEntry,
+    UnknownSession,
+)
 from .gitstamp import Divergence
 from .ids import Clock, id_problem, iso, new_id, utc_now
 from .model import (
@@ -47,7 +53,18 @@ from .search import find, recall
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
 from .store import open_backend
-from .store.base import AUTO, DURABILITIES, UNSET, Auto, NewEntry, NewSession, Stamping, Unset
+from .store.base import (
+    AUTO,
+    DURABILITIES,
+    UNSET,
+    AppendRequest,
+    Auto,
+    GroupedAppend,
+    NewEntry,
+    NewSession,
+    Stamping,
+    Unset,
+)
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -57,7 +74,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["AUTO", "UNSET", "Forest"]
+__all__ = ["AUTO", "UNSET", "AppendRequest", "Forest"]
 
 
 def _suggesting(method: F) -> F:
@@ -250,6 +267,46 @@ class Forest:
             taken[0],
         )  # fmt: skip
 
+    def append_group(self, requests: Sequence[AppendRequest]) -> list[Entry | ForestError]:
+        """Several appends, to any sessions, committed in ONE transaction (group commit).
+
+        Each request is what `append` takes and stays all or nothing: one that
+        fails validation or its checks (HeadMoved, an unknown session, ...) is
+        answered with its error and writes nothing, the others commit together,
+        in order. For a server that gathers concurrent appends: one commit for
+        many. A store error (a full disk) raises for all of them.
+        """
+        results: list[Entry | ForestError | None] = [None] * len(requests)
+        group: list[GroupedAppend] = []
+        placed: list[tuple[int, NewEntry, list[dict[str, Any] | None]]] = []
+        now = self._now()
+        for i, r in enumerate(requests):
+            try:
+                body, vis = prepare(r.kind, r.payload, r.visibility)
+                stamping, taken = self._worktrees.stamping(r.session_id)
+            except ForestError as exc:
+                results[i] = exc
+                continue
+            item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
+            group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
+                                       stamping))  # fmt: skip
+            placed.append((i, item, taken))
+        done = self._store.append_group(group) if group else []
+        for (i, item, taken), outcome in zip(placed, done, strict=True):
+            if isinstance(outcome, ForestError):
+                results[i] = outcome
+                continue
+            results[i] = Entry(item.id, requests[i].session_id, outcome.parent, outcome.sequence,
+                               item.kind, item.payload, item.visibility, 2, item.created_at,
+                               taken[0])  # fmt: skip
+        return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
+
+    def _suggest(self, error: ForestError) -> ForestError:
+        """A plain miss with the ids one typo away, as every other method says it."""
+        if isinstance(error, UnknownSession | UnknownEntry) and not error.suggestions:
+            return refs.with_suggestions(self._store, error)
+        return error
+
     @_suggesting
     def append_many(
         self,
@@ -321,6 +378,14 @@ class Forest:
     def entries(self, session_id: str) -> list[Entry]:
         """Every entry of the session, all branches, in insertion (sequence) order."""
         return self._store.entries(session_id)
+
+    @_suggesting
+    def entries_after(self, session_id: str, after: int = 0, limit: int = 1000) -> list[Entry]:
+        """A page of entries: at most `limit` with a sequence above `after`, in sequence
+        order (`after=0`: from the first). The next page is after the last one's sequence."""
+        if limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.entries_after(session_id, after, limit)
 
     def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
         """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""

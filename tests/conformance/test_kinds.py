@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 from typing import Any
 
@@ -214,3 +215,50 @@ def test_unknown_schema_version_fails_closed_everywhere(forest: Forest, harness:
         assert (err.value.entry_id, err.value.version) == ("future", 3)
     # Entries before the future one are still individually readable.
     assert forest.entry(sid, ok.id).payload == {"content": TEXT}
+
+
+# --- msgspec and kindcheck read the same contracts -----------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sessionforest.kinds import validate_payload  # noqa: E402
+
+_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.just("  ")
+_values = st.recursive(
+    _leaf, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(
+        st.sampled_from(["type", "text", "content", "id", "name", "input", "status", "reason"]),
+        inner, max_size=3), max_leaves=6,
+)  # fmt: skip
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
+    """A valid example with one value somewhere replaced or removed."""
+    kind = draw(st.sampled_from(sorted(VALID)))
+    payload = copy.deepcopy(VALID[kind])
+    node: Any = payload
+    while isinstance(node, dict | list) and node and draw(st.booleans()):
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        key = draw(st.sampled_from(keys))
+        if not isinstance(node[key], dict | list) or draw(st.booleans()):
+            if isinstance(node, dict) and draw(st.booleans()):
+                del node[key]
+            else:
+                node[key] = draw(_values)
+            break
+        node = node[key]
+    return kind, payload
+
+
+@settings(max_examples=400, deadline=None)
+@given(_mutated())
+def test_every_refusal_names_a_field_and_a_reason(case: tuple[str, Any]) -> None:
+    """Whatever msgspec refuses, kindcheck finds the field from the same types (never
+    falls back to msgspec's own words), and what it accepts is stored as given."""
+    kind, payload = case
+    try:
+        validate_payload(kind, payload)
+    except InvalidPayload as exc:
+        assert exc.kind == kind and exc.field and exc.reason
+        assert "Expected" not in exc.reason and " - at `" not in exc.reason

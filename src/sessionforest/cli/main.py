@@ -16,7 +16,7 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, entries, io, search, sessions, status
+from . import admin, entries, io, search, serve, sessions, status
 from .common import JSON_KEY, State, emit_json
 
 
@@ -151,6 +151,7 @@ cli.add_command(admin.check)
 cli.add_command(admin.migrate)
 cli.add_command(admin.repair)
 cli.add_command(admin.demo)
+cli.add_command(serve.serve)
 for command in (search.recall, search.find, search.end, search.archive):
     cli.add_command(command)
 

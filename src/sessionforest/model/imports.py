@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import ImportRejected
 from ..text import plural
+from ..wire import (
+    ChatReportJson,
+    ImportFailureJson,
+    ImportReportJson,
+    SkippedLineJson,
+    TranscriptJson,
+)
 from .sessions import SessionVisibility
 
 
@@ -55,7 +61,7 @@ class SkippedLine:
     line: int | None
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SkippedLineJson:
         return {"path": self.path, "line": self.line, "reason": self.reason}
 
     def __str__(self) -> str:
@@ -84,7 +90,7 @@ class ImportFailure:
             return cls(str(path), None, why, f"{path}: {why}; nothing of it was imported")
         return cls(str(path), None, str(exc), f"{path}: {exc}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportFailureJson:
         return {
             "path": self.path,
             "line": self.line,
@@ -114,7 +120,7 @@ class ChatReport:
     head: str | None
     hidden: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChatReportJson:
         return {
             "session_id": self.session_id,
             "source": {
@@ -182,7 +188,7 @@ class ImportReport:
             f"{plural(len(self.skipped), 'skipped line')}"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportReportJson:
         return {
             "format": self.format,
             "chats": len(self.chats),
@@ -205,7 +211,7 @@ class Transcript:
     entries: int
     bytes: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TranscriptJson:
         return {
             "run_id": self.run_id,
             "path": str(self.path),

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol, TypeAlias
 
+from ..errors import ForestError
 from ..model import (
     Agent,
     CheckReport,
@@ -117,6 +118,30 @@ class Appended:
 DURABILITIES: Final = ("normal", "full")
 
 
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    """One append of `Forest.append_group`: what `Forest.append` takes (stamped AUTO)."""
+
+    session_id: str
+    kind: str
+    payload: dict[str, Any]
+    parent: str | None = None
+    visibility: str | None = None
+    expect_head: str | Unset | None = UNSET
+    created_at: str | None = None
+
+
+class GroupedAppend(NamedTuple):
+    """One append of `Store.append_group`: the arguments `Store.append` takes."""
+
+    session_id: str
+    items: Sequence[NewEntry]
+    parent: str | None
+    expect_head: str | Unset | None
+    now: str
+    stamping: Stamping
+
+
 # --- Store ---------------------------------------------------------------------
 
 
@@ -174,6 +199,11 @@ class Store(Protocol):
         checked by `rules.append.checked`; the head ends on the last item."""
         ...
 
+    def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
+        """Several appends in ONE transaction, each all or nothing: a failing one is
+        answered with its error (and leaves nothing), the others commit together."""
+        ...
+
     def move_head(
         self, session_id: str, entry_id: str, expect_head: str | Unset | None, now: str
     ) -> None: ...
@@ -189,6 +219,10 @@ class Store(Protocol):
     def entries(self, session_id: str) -> list[Entry]: ...
 
     def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]: ...
+
+    def entries_after(self, session_id: str, after: int, limit: int) -> list[Entry]:
+        """At most `limit` entries with a sequence above `after`, in sequence order."""
+        ...
 
     def skeleton(self, session_id: str) -> list[Node]: ...
 

@@ -17,6 +17,7 @@ import orjson
 
 from ...errors import (
     ForeignEntry,
+    ForestError,
     HeadMoved,
     InvalidArgument,
     SessionBound,
@@ -28,7 +29,16 @@ from ...errors import (
 from ...model import CheckReport, Entry, Node, RepairReport, SessionInfo, SessionStatus
 from ...rules import append as append_rules
 from ...rules import reading
-from ..base import UNSET, Appended, AppendState, NewEntry, NewSession, Stamping, Unset
+from ..base import (
+    UNSET,
+    Appended,
+    AppendState,
+    GroupedAppend,
+    NewEntry,
+    NewSession,
+    Stamping,
+    Unset,
+)
 from . import integrity
 from .connection import driver_error, rollback
 from .database import Database
@@ -108,6 +118,11 @@ SESSION_ORDERS = {
 }
 
 BY_SEQUENCE = f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? ORDER BY sequence"
+# A page of entries by sequence: the (session_id, sequence) index, no OFFSET scan.
+AFTER_SEQUENCE = (
+    f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+    "WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+)
 SKELETON = (
     "SELECT id, parent_entry_id, sequence, kind, context_visibility, semantic_schema_version "
     "FROM session_entries WHERE session_id = ? ORDER BY sequence"
@@ -282,27 +297,8 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
             try:
-                row = cursor.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
-                state = AppendState(*row) if row is not None else None
-                below, sequence = append_rules.checked(state, session_id, parent, expect_head)
-                text = stamping.text
-                restamp = stamping.restamp
-                if restamp is not None and state is not None and state.cwd != stamping.cwd:
-                    text = restamp(state.cwd)
-                first = sequence
-                link = below
-                for item in items:
-                    cursor.execute(
-                        INSERT_ENTRY,
-                        (item.id, session_id, link, sequence, 2, item.kind, item.body,
-                         item.visibility, item.created_at, text),
-                    )  # fmt: skip
-                    if large.is_large(item.body):
-                        body_text = large.entry_text(item.kind, item.payload)
-                        large.index_large(cursor.connection, session_id, sequence, item.kind,
-                                          body_text)  # fmt: skip
-                    link, sequence = item.id, sequence + 1
-                cursor.execute(UPSERT_HEAD, (session_id, link, now))
+                done = self._append_in(cursor, session_id, items, parent, expect_head, now,
+                                       stamping)  # fmt: skip
                 cursor.execute("COMMIT")
             except sqlite3.Error as exc:
                 rollback(cursor.connection)
@@ -310,7 +306,75 @@ class SQLiteStore:
             except BaseException:
                 rollback(cursor.connection)
                 raise
+        return done
+
+    def _append_in(
+        self,
+        cursor: sqlite3.Cursor,
+        session_id: str,
+        items: Sequence[NewEntry],
+        parent: str | None,
+        expect_head: str | Unset | None,
+        now: str,
+        stamping: Stamping,
+    ) -> Appended:
+        """One append inside the caller's write transaction."""
+        row = cursor.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
+        state = AppendState(*row) if row is not None else None
+        below, sequence = append_rules.checked(state, session_id, parent, expect_head)
+        text = stamping.text
+        restamp = stamping.restamp
+        if restamp is not None and state is not None and state.cwd != stamping.cwd:
+            text = restamp(state.cwd)
+        first = sequence
+        link = below
+        for item in items:
+            cursor.execute(
+                INSERT_ENTRY,
+                (item.id, session_id, link, sequence, 2, item.kind, item.body,
+                 item.visibility, item.created_at, text),
+            )  # fmt: skip
+            if large.is_large(item.body):
+                body_text = large.entry_text(item.kind, item.payload)
+                large.index_large(cursor.connection, session_id, sequence, item.kind,
+                                  body_text)  # fmt: skip
+            link, sequence = item.id, sequence + 1
+        cursor.execute(UPSERT_HEAD, (session_id, link, now))
         return Appended(below, first, text)
+
+    def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
+        """Several appends (to any sessions) in ONE transaction, each all or nothing:
+        one that fails (HeadMoved, an unknown session, ...) is rolled back to its
+        savepoint and answered with its error; the others commit together. A
+        driver error (a full disk) rolls back and raises for all of them."""
+        db = self._db
+        cursor = db.cursor
+        if cursor is None:
+            with db.write():  # raises StoreReadOnly
+                raise AssertionError("a read-only store has no writer")
+        results: list[Appended | ForestError] = []
+        with db.write_lock:
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
+            try:
+                for one in group:
+                    cursor.execute("SAVEPOINT one_append")
+                    try:
+                        results.append(self._append_in(cursor, *one))
+                    except ForestError as exc:
+                        cursor.execute("ROLLBACK TO one_append")
+                        results.append(exc)
+                    cursor.execute("RELEASE one_append")
+                cursor.execute("COMMIT")
+            except sqlite3.Error as exc:
+                rollback(cursor.connection)
+                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
+            except BaseException:
+                rollback(cursor.connection)
+                raise
+        return results
 
     def move_head(
         self, session_id: str, entry_id: str, expect_head: str | Unset | None, now: str
@@ -361,6 +425,9 @@ class SQLiteStore:
             cursor = conn.execute(BY_SEQUENCE, (session_id,))
             while rows := cursor.fetchmany(batch):
                 yield from reading.entries_of(rows)
+
+    def entries_after(self, session_id: str, after: int, limit: int) -> list[Entry]:
+        return self._rows(AFTER_SEQUENCE, session_id, (session_id, after, limit))
 
     def skeleton(self, session_id: str) -> list[Node]:
         with self._db.read() as conn:
