@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -37,19 +37,23 @@ from ...jsontext import NonFinite, encode, payload_text
 from ...kinds import validate_payload
 from ...model import (
     SUPPORTED_SCHEMA_VERSIONS,
+    ChatSpec,
     CheckReport,
     Entry,
+    ImportReport,
     Node,
     RepairReport,
     SessionInfo,
     SessionStatus,
     SessionVisibility,
+    Transcript,
     Visibility,
 )
 from ...search import large
 from ...search.mixin import SearchMixin
+from ..base import ChatWriter
 from . import integrity
-from .bulk import BulkMixin
+from .bulk import SQLiteBulk
 from .connection import (
     DURABILITY,
     converts_driver_errors,
@@ -61,8 +65,12 @@ from .connection import (
 )
 from .refs import RefsMixin, suggesting
 from .repair import repair_session
+from .rows import ENTRY_COLUMNS, INSERT_ENTRY, UPSERT_HEAD
 from .trees import TreesMixin
 from .worktree import WorktreeMixin
+
+if TYPE_CHECKING:
+    from ...io.report import Progress
 
 
 class _Unset:
@@ -81,10 +89,6 @@ class _Auto:
 # append(stamp=AUTO): the controller stamps entries of sessions bound to a directory.
 AUTO: Final = _Auto()
 
-ENTRY_COLUMNS = (
-    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
-    "context_visibility, created_at, stamp"
-)
 
 # One round trip gathers everything an append must check: the session (and
 # its quarantine), the head, the next sequence, and the owner and schema
@@ -99,14 +103,6 @@ FROM sessions s
 LEFT JOIN session_heads h ON h.session_id = s.id
 LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
 WHERE s.id = :sid
-"""
-
-INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-UPSERT_HEAD = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                      updated_at = excluded.updated_at
 """
 
 # Carries every column through the recursion so each step is one primary-key
@@ -235,7 +231,7 @@ __all__ = ["AUTO", "DURABILITY", "UNSET", "Forest", "default_path"]
 
 
 @converts_driver_errors(exempt=("append",))
-class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
+class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(
@@ -256,6 +252,7 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
         self._clock = clock
         self._on_close = on_close
         self.migrated: list[str] = []  # migrations this open applied
+        self._bulk = SQLiteBulk(path, self._write, lambda: nullcontext(self._conn))
 
     # --- opening -----------------------------------------------------------------
 
@@ -678,18 +675,71 @@ class Forest(RefsMixin, WorktreeMixin, TreesMixin, SearchMixin, BulkMixin):
         with self._write() as conn:
             return repair_session(conn, session_id, self._now())
 
-    # --- native JSONL ------------------------------------------------------------
+    # --- import and export: io functions over SQLiteBulk -----------------------
 
-    def export_jsonl(self, session_id: str, out: Any) -> int:
-        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+    def bulk_chat(self, spec: ChatSpec, source: Path) -> AbstractContextManager[ChatWriter]:
+        """Write one chat in one transaction (see BulkStore.bulk_chat)."""
+        return self._bulk.bulk_chat(spec, source)
+
+    def branches(self, session_id: str) -> int:
+        """How many points of the session's tree re-did a turn."""
+        self._readable(session_id)
+        return self._bulk.branches(session_id)
+
+    def import_chats(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent, native).
+
+        Each chat is its own transaction: a bad line fails that chat (the store
+        unchanged for it) unless `skip_bad`, which records the line and goes on.
+        A failed chat is listed in the report's `failed` (file, line, reason)
+        and the import goes on with the others; only a path that does not
+        exist, or a store that cannot be written, raises. Re-importing is
+        idempotent; a longer file adds only its new entries.
+        """
+        from ...io import importers  # io loads on first use: `import sessionforest` stays quick
+
+        return importers.run(
+            self._bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+        )
+
+    def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
+        """Import one native JSONL file (all or nothing) and record it as the chat's source."""
         from ...io import native
 
-        self._readable(session_id)
-        return native.export_session(self._conn, self.session(session_id), out)
+        result = native.import_file(self._bulk, Path(path), record_source=True)
+        return self.session(result.session_id)
 
     def import_jsonl(self, path: str | os.PathLike[str]) -> str:
         """Import one native JSONL session file; all or nothing. Returns the session id."""
         from ...io import native
 
-        with self._write() as conn:
-            return native.import_session(conn, Path(path))
+        return native.import_file(self._bulk, Path(path), record_source=False).session_id
+
+    def export_jsonl(self, session_id: str, out: IO[str]) -> int:
+        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+        from ...io import native
+
+        self._readable(session_id)
+        return native.export_session(self._bulk, session_id, out)
+
+    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
+        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
+        from ...io import yoagent
+
+        return yoagent.export_session(self, session_id, out)
+
+    def export_gasp(
+        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
+    ) -> Transcript:
+        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
+        from ...io import gasp
+
+        self._readable(session_id)
+        return gasp.export_transcript(self._bulk, session_id, Path(directory), run_id)
