@@ -22,7 +22,7 @@ from ..model import ChatSpec
 from . import common, jsonstream
 from .blocks import text
 from .common import BOM, Ids, file_size, file_time, iso_time, unreadable
-from .report import MALFORMED, ImportRun, Notes, Progress, failures, reason
+from .report import MALFORMED, UNMAPPABLE, ImportRun, Notes, Progress, failures
 
 FORMAT = "chatgpt"
 PROVIDER = "chatgpt"
@@ -117,7 +117,7 @@ def _element(run: ImportRun, path: Path, element: jsonstream.Element, notes: Not
         bad.bad(path, element.line, why if why.startswith(where) else f"{where}: {why}")
         return
     except MALFORMED as exc:
-        bad.bad(path, element.line, f"{where}: {reason(exc)}")
+        bad.unmappable(path, element.line, exc, f"{where}: ")
         return
     skipped, noted = len(report.skipped), notes.mark()
     try:
@@ -198,10 +198,13 @@ def _conversation(
                 or created
             )
             times[nid] = at
-            with run.bad.catch(path, line, f"conversation {element.index} node {nid}: "):
+            try:
                 kind, payload, visibility = _item(nid, message)
                 entry = ids.entry(nid)
                 writer.add(entry, parent, kind, payload, at, visibility, line, f"node {nid}")
+            except UNMAPPABLE as exc:
+                where = f"conversation {element.index} node {nid}: "
+                run.bad.unmappable(path, line, exc, where)
         current = conv.get("current_node")
         if isinstance(current, str) and current in mapping and writer.seen(ids.entry(current)):
             writer.head = ids.entry(current)

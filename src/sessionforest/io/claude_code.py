@@ -19,7 +19,7 @@ from ..render import plural
 from ..store.base import ChatWriter
 from . import claude_code_map as cmap
 from .common import Ids, file_time, iso_time, lines, one_line, records
-from .report import ImportRun, Notes, Progress
+from .report import UNMAPPABLE, ImportRun, Notes, Progress
 
 FORMAT = "claude-code"
 DEFAULT_ROOT = Path("~/.claude/projects")
@@ -148,8 +148,10 @@ def _chat(
                 continue
             if which == SIDE and not side:
                 continue
-            with bad.catch(path, number):
+            try:
                 thread.feed(number, obj)
+            except UNMAPPABLE as exc:
+                bad.unmappable(path, number, exc)
             del obj  # a huge record is let go before the next line is read
         thread.close()
         if which == MAIN and thread.threaded == 0 and thread.sidechains:

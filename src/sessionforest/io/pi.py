@@ -24,7 +24,7 @@ from .common import (
     parse,
     too_long,
 )
-from .report import ImportRun, Notes
+from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "pi"
 PROVIDER = "pi"
@@ -80,10 +80,12 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
                 chat.index += 1
                 if obj is TOO_LONG:
                     continue
-                with bad.catch(path, number):
+                try:
                     if not isinstance(obj, dict):
                         raise ValueError("expected a JSON object")
                     chat.feed(number, obj)
+                except UNMAPPABLE as exc:
+                    bad.unmappable(path, number, exc)
             chat.close()
     run.report.add(writer.result, FORMAT, path, header["id"])
 

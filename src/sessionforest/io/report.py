@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Protocol
 
 from ..errors import ImportRejected, InvalidPayload, SessionExists, SessionQuarantined
@@ -118,35 +117,10 @@ class BadLines:
             raise ImportRejected(str(path), line, reason, entry_id)
         self._report.skipped.append(SkippedLine(str(path), line, reason))
 
-    def catch(self, path: Path, line: int | None, where: str = "") -> Caught:
-        """A block that maps one record: an UNMAPPABLE error in it is a bad line
-        (`where` leads its reason) and the block's `failed` says so afterwards."""
-        return Caught(self, path, line, where)
-
-
-class Caught:
-    """See `BadLines.catch`."""
-
-    __slots__ = ("_bad", "_line", "_path", "_where", "failed")
-
-    def __init__(self, bad: BadLines, path: Path, line: int | None, where: str) -> None:
-        self._bad, self._path, self._line, self._where = bad, path, line, where
-        self.failed = False
-
-    def __enter__(self) -> Caught:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        if exc is None or not isinstance(exc, UNMAPPABLE):
-            return False
-        self.failed = True
-        self._bad.bad(self._path, self._line, self._where + reason(exc))
-        return True
+    def unmappable(self, path: Path, line: int | None, exc: BaseException, where: str = "") -> None:
+        """A record that raised one of UNMAPPABLE while it was mapped: a bad line whose
+        reason (led by `where`) says why."""
+        self.bad(path, line, where + reason(exc))
 
 
 # --- one import -------------------------------------------------------------------

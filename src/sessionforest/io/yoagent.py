@@ -23,7 +23,7 @@ from ..session import _parse_line, _parse_record
 from ..store.base import EntryReader
 from . import blocks
 from .common import TOO_LONG, Ids, Lines, file_time, json_lines, one_line
-from .report import ImportRun, Notes
+from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "yoagent"
 Item = tuple[str, dict[str, Any], str | None]
@@ -102,12 +102,13 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
                 at = writer.created_at
             eid = ids.entry(entry.id)
             parent = ids.entry(entry.parent_id) if entry.parent_id is not None else None
-            with bad.catch(path, number) as caught:
+            try:
                 kind, payload, visibility = _item(entry.message)
                 writer.add(
                     eid, parent, kind, payload, at, visibility, number, f"entry id {entry.id}"
                 )
-            if caught.failed:
+            except UNMAPPABLE as exc:
+                bad.unmappable(path, number, exc)
                 continue
             known.add(entry.id)
             writer.head = eid

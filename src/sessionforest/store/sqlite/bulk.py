@@ -143,13 +143,15 @@ class SQLiteBulk:
             return transfer.restore(conn, session, entries, source, locate)
 
     def stored_session(self, session_id: str) -> StoredSession:
+        """The session row as stored (see BulkStore.stored_session)."""
         with self._reading() as conn:
             return transfer.stored_session(conn, session_id)
 
     def stored_entries(
         self, session_id: str, *, through: int | None = None
     ) -> Iterator[StoredEntry]:
-        """The session's rows in sequence order, streamed (see BulkStore.stored_entries)."""
+        """The session's rows in sequence order, streamed (see BulkStore.stored_entries);
+        the session is checked when the first row is asked for."""
         with self._reading() as conn:
             _readable(conn, session_id)
             yield from transfer.stored_entries(

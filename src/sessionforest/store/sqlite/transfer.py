@@ -99,7 +99,8 @@ def restore(
             raise ImportRejected(source, where(count), _misplaced(entry, sid, count), entry.id)
         batch.append(entry)
         if large.is_large(entry.payload):
-            # Parsed again here, once: the caller let its parse go before yielding.
+            # A row carries stored JSON only, so its text is parsed out here (native
+            # import lets its own parse go first: one copy of the payload at a time).
             text = large.entry_text(entry.kind, orjson.loads(entry.payload))
             _insert(conn, batch, text, source, where)
         elif len(batch) >= BATCH:
