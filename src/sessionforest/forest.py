@@ -59,6 +59,8 @@ from .store.base import (
     UNSET,
     AppendRequest,
     Auto,
+    Backend,
+    ChatWriter,
     GroupedAppend,
     NewEntry,
     NewSession,
@@ -68,9 +70,7 @@ from .store.base import (
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
-    from .io.common import Progress
-    from .store.sqlite import SQLiteBackend
-    from .store.sqlite.bulk import ChatWriter
+    from .io.report import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,7 +96,7 @@ def _suggesting(method: F) -> F:
 class Forest:
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
-    def __init__(self, backend: SQLiteBackend, clock: Clock) -> None:
+    def __init__(self, backend: Backend, clock: Clock) -> None:
         self._backend = backend
         self._store = backend.store
         self._trees = backend.trees
@@ -512,20 +512,29 @@ class Forest:
         `report.failed` and the others are imported. Re-importing is idempotent."""
         from .io import importers
 
-        return importers.run(self, fmt, Path(path), skip_bad=skip_bad, progress=progress)
+        return importers.run(
+            self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+        )
 
     def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
         """Import one native JSONL file (all or nothing) and record it as the chat's source."""
-        return self._backend.bulk.import_native(path)
+        from .io import native
+
+        done = native.import_file(self._backend.bulk, Path(path), record_source=True)
+        return self._store.session(done.session_id)
 
     def import_jsonl(self, path: str | os.PathLike[str]) -> str:
         """Import one native JSONL session file; all or nothing. Returns the session id."""
-        return self._backend.bulk.import_jsonl(path)
+        from .io import native
+
+        return native.import_file(self._backend.bulk, Path(path), record_source=False).session_id
 
     @_suggesting
     def export_jsonl(self, session_id: str, out: IO[str]) -> int:
         """Write the session as native JSONL to the text stream `out`; returns entry count."""
-        return self._backend.bulk.export_jsonl(session_id, out)
+        from .io import native
+
+        return native.export_session(self._backend.bulk, session_id, out)
 
     @_suggesting
     def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
@@ -541,7 +550,8 @@ class Forest:
         """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
         from .io import gasp
 
-        return gasp.export_transcript(self, session_id, Path(directory), run_id)
+        self._store.head(session_id)  # unknown or quarantined: refused before any file is made
+        return gasp.export_transcript(self._backend.bulk, session_id, Path(directory), run_id)
 
     # --- the workspace tree ------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""What importers consume and produce: a chat's session row, a chat's result, the report.
+"""What importers consume and produce: a chat's session row, a chat's result, the report,
+and a whole session exactly as stored (what native JSONL and a copy between stores carry).
 
 Importers (io/) fill these; the facade returns them; the CLI and the server
 print them. None of them knows a backend.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import ImportRejected
 from ..text import plural
@@ -220,3 +222,42 @@ class Transcript:
             "entries": self.entries,
             "bytes": self.bytes,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """One session row exactly as stored: what native export writes, restore writes back,
+    and a copy between stores moves. Quarantined sessions are never read into one."""
+
+    id: str
+    title: str
+    harness: str
+    cwd: str | None
+    created_at: str
+    status: str
+    visibility: str
+    head: str | None
+    head_moved_at: str | None  # when the head last moved; None: it never has (no head row)
+    origin_cwd: str | None = None
+    source_format: str | None = None
+    source_path: str | None = None
+    source_id: str | None = None
+    summary: str | None = None
+    git_branch: str | None = None
+
+
+class StoredEntry(NamedTuple):
+    """One entry row exactly as stored: payload and stamp as their stored JSON text, so a
+    copy moves the very bytes it hashes. A tuple in the entries table's column order (the
+    order `Entry.from_row` reads), so a backend binds it to its INSERT as it comes."""
+
+    id: str
+    session_id: str
+    parent_id: str | None
+    sequence: int
+    semantic_schema_version: int
+    kind: str
+    payload: str
+    context_visibility: str
+    created_at: str
+    stamp: str | None

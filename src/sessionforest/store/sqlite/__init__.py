@@ -69,4 +69,5 @@ def open_sqlite(
     )
     db = Database(target, opened)
     store = SQLiteStore(db)
-    return SQLiteBackend(target, db, store, SQLiteTrees(db), SQLiteBulk(db, store))
+    bulk = SQLiteBulk(db.path, write=db.write, read=db.read)
+    return SQLiteBackend(target, db, store, SQLiteTrees(db), bulk)
