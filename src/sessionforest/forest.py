@@ -11,7 +11,6 @@ Threading: a Forest may be shared by threads; see the backend's contract
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,11 +26,10 @@ from .errors import (
     UnknownEntry,
     UnknownSession,
 )
+from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
-from .ids import Clock, id_problem, iso, new_id, utc_now
+from .ids import Clock, id_problem, new_id, utc_now
 from .model import (
-    Agent,
-    AgentRole,
     ChatSpec,
     CheckReport,
     Entry,
@@ -42,12 +40,8 @@ from .model import (
     SessionVisibility,
     Snapshot,
     Transcript,
-    TreeItem,
-    Workspace,
-    WorkspaceKind,
 )
 from .rules import refs
-from .rules import trees as tree_rules
 from .rules.append import prepare, stamp_text
 from .search import find, recall
 from .search.recall import check_limit
@@ -77,23 +71,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = ["AUTO", "UNSET", "AppendRequest", "Forest"]
 
 
-def _suggesting(method: F) -> F:
-    """A plain miss (unknown session or entry) comes out with the ids one typo away,
-    looked for after the failing call ended (never inside a write transaction)."""
-
-    @functools.wraps(method)
-    def wrapper(self: Forest, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except (UnknownSession, UnknownEntry) as exc:
-            if exc.suggestions:
-                raise
-            raise refs.with_suggestions(self._store, exc) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-class Forest:
+class Forest(TreeFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, backend: Backend, clock: Clock) -> None:
@@ -155,9 +133,6 @@ class Forest:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _now(self) -> str:
-        return iso(self._clock())
-
     # --- sessions ----------------------------------------------------------------
 
     def create_session(
@@ -181,7 +156,7 @@ class Forest:
         self._store.insert_session(row)
         return sid
 
-    @_suggesting
+    @suggesting
     def session(self, session_id: str) -> SessionInfo:
         return self._store.session(session_id)
 
@@ -193,11 +168,11 @@ class Forest:
         """
         return self._store.sessions(include_hidden=include_hidden, order=order)
 
-    @_suggesting
+    @suggesting
     def set_status(self, session_id: str, status: str) -> None:
         self._store.set_status(session_id, status)
 
-    @_suggesting
+    @suggesting
     def bind(self, session_id: str, directory: str | os.PathLike[str]) -> SessionInfo:
         """Bind the session to `directory`: its appends are stamped with that worktree from now.
 
@@ -231,7 +206,7 @@ class Forest:
 
     # --- writing -----------------------------------------------------------------
 
-    @_suggesting
+    @suggesting
     def append(
         self,
         session_id: str,
@@ -307,7 +282,7 @@ class Forest:
             return refs.with_suggestions(self._store, error)
         return error
 
-    @_suggesting
+    @suggesting
     def append_many(
         self,
         session_id: str,
@@ -339,7 +314,7 @@ class Forest:
             link, sequence = item.id, sequence + 1
         return entries
 
-    @_suggesting
+    @suggesting
     def move_head(
         self, session_id: str, entry_id: str, *, expect_head: str | Unset | None = UNSET
     ) -> None:
@@ -350,7 +325,7 @@ class Forest:
         """Record a checkpoint entry labelling the current state (head moves onto it)."""
         return self.append(session_id, "checkpoint", {"label": label, "summary": summary or label})
 
-    @_suggesting
+    @suggesting
     def seek_checkpoint(self, session_id: str, label: str) -> Entry:
         """Move the head to the most recent checkpoint with `label`; returns it."""
         entry = self._store.latest_checkpoint(session_id, label)
@@ -361,25 +336,25 @@ class Forest:
 
     # --- reading -----------------------------------------------------------------
 
-    @_suggesting
+    @suggesting
     def head(self, session_id: str) -> str | None:
         return self._store.head(session_id)
 
-    @_suggesting
+    @suggesting
     def entry(self, session_id: str, entry_id: str) -> Entry:
         return self._store.entry(session_id, entry_id)
 
-    @_suggesting
+    @suggesting
     def active_path(self, session_id: str) -> list[Entry]:
         """Entries from the root to the head; fails closed on damage."""
         return self._store.active_path(session_id)
 
-    @_suggesting
+    @suggesting
     def entries(self, session_id: str) -> list[Entry]:
         """Every entry of the session, all branches, in insertion (sequence) order."""
         return self._store.entries(session_id)
 
-    @_suggesting
+    @suggesting
     def entries_after(self, session_id: str, after: int = 0, limit: int = 1000) -> list[Entry]:
         """A page of entries: at most `limit` with a sequence above `after`, in sequence
         order (`after=0`: from the first). The next page is after the last one's sequence."""
@@ -391,32 +366,32 @@ class Forest:
         """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""
         return self._store.iter_entries(session_id, batch)
 
-    @_suggesting
+    @suggesting
     def skeleton(self, session_id: str) -> list[Node]:
         """The tree's shape (ids, parents, kinds; no payloads), in sequence order."""
         return self._store.skeleton(session_id)
 
-    @_suggesting
+    @suggesting
     def children(self, session_id: str, entry_id: str) -> list[Entry]:
         return self._store.children(session_id, entry_id)
 
-    @_suggesting
+    @suggesting
     def tips(self, session_id: str) -> list[Entry]:
         """Every entry without children (one per branch), in insertion order."""
         return self._store.tips(session_id)
 
-    @_suggesting
+    @suggesting
     def checkpoints(self, session_id: str) -> list[Entry]:
         return self._store.checkpoints(session_id)
 
-    @_suggesting
+    @suggesting
     def branches(self, session_id: str) -> int:
         """How many points of the session's tree re-did a turn."""
         return self._store.branches(session_id)
 
     # --- worktree divergence and the documents surfaces print ------------------------
 
-    @_suggesting
+    @suggesting
     def divergence(self, session_id: str, entry_id: str | None = None) -> Divergence:
         """Compare an entry's stamp (default: the head's) with the worktree now."""
         target = entry_id or self._store.head(session_id)
@@ -428,7 +403,7 @@ class Forest:
         """The stamp the worktree of the session's directory would get now (None: none)."""
         return self._worktrees.current(session_id)
 
-    @_suggesting
+    @suggesting
     def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
         """The tree skeleton, active path, tips, checkpoints and the divergence of
         `entry` (default: the head), read in one snapshot so they agree."""
@@ -463,7 +438,7 @@ class Forest:
 
     # --- search --------------------------------------------------------------------
 
-    @_suggesting
+    @suggesting
     def search_session_entries(
         self, session_id: str, query: str, limit: int = 10
     ) -> list[EntryHit]:
@@ -529,21 +504,21 @@ class Forest:
 
         return native.import_file(self._backend.bulk, Path(path), record_source=False).session_id
 
-    @_suggesting
+    @suggesting
     def export_jsonl(self, session_id: str, out: IO[str]) -> int:
         """Write the session as native JSONL to the text stream `out`; returns entry count."""
         from .io import native
 
         return native.export_session(self._backend.bulk, session_id, out)
 
-    @_suggesting
+    @suggesting
     def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
         """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
         from .io import yoagent
 
         return yoagent.export_session(self, session_id, out)
 
-    @_suggesting
+    @suggesting
     def export_gasp(
         self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
     ) -> Transcript:
@@ -552,119 +527,3 @@ class Forest:
 
         self._store.head(session_id)  # unknown or quarantined: refused before any file is made
         return gasp.export_transcript(self._backend.bulk, session_id, Path(directory), run_id)
-
-    # --- the workspace tree ------------------------------------------------------------
-
-    def add_repository(self, path: str | os.PathLike[str]) -> str:
-        return self._add_workspace(WorkspaceKind.REPOSITORY, None, "parent_id", path, None)
-
-    def add_task_worktree(
-        self, repo_id: str, path: str | os.PathLike[str], branch: str | None = None
-    ) -> str:
-        return self._add_workspace(WorkspaceKind.TASK_WORKTREE, repo_id, "repo_id", path, branch)
-
-    def add_worker_worktree(
-        self, task_id: str, path: str | os.PathLike[str], branch: str | None = None
-    ) -> str:
-        return self._add_workspace(WorkspaceKind.WORKER_WORKTREE, task_id, "task_id", path, branch)
-
-    def _add_workspace(
-        self,
-        kind: WorkspaceKind,
-        parent_id: str | None,
-        argument: str,
-        path: str | os.PathLike[str],
-        branch: str | None,
-    ) -> str:
-        text = os.fspath(path)
-        if not text:
-            raise InvalidArgument("path", "a workspace needs a path")
-        workspace_id = new_id()
-        self._trees.add_workspace(
-            workspace_id, str(kind), parent_id, argument, text, branch, self._now()
-        )
-        return workspace_id
-
-    def workspace(self, workspace_id: str) -> Workspace:
-        return self._trees.workspace(workspace_id)
-
-    def workspace_children(
-        self, workspace_id: str, *, include_removed: bool = False
-    ) -> list[Workspace]:
-        return self._trees.workspace_children(workspace_id, include_removed)
-
-    def workspace_tree(
-        self, root_id: str | None = None, *, include_removed: bool = False
-    ) -> list[TreeItem[Workspace]]:
-        """The tree below `root_id` (default: every repository), in pre-order."""
-        rows = self._trees.workspace_subtree(root_id)
-        return tree_rules.preorder(rows, root_id, include_removed)
-
-    def remove_workspace(self, workspace_id: str) -> Workspace:
-        """Mark a workspace removed (once); refused while it has live children.
-        Only the record changes: no file, agent or session entry is touched."""
-        return self._trees.remove_workspace(workspace_id, self._now())
-
-    # --- the agent tree ------------------------------------------------------------------
-
-    def add_orchestrator(self, session_id: str, workspace_id: str | None = None) -> str:
-        return self._add_agent(AgentRole.ORCHESTRATOR, None, session_id, None, workspace_id)
-
-    def add_worker(
-        self,
-        orchestrator_id: str,
-        session_id: str,
-        policy: dict[str, Any],
-        workspace_id: str | None = None,
-    ) -> str:
-        """Register a worker under an orchestrator, writing to `session_id`, bound by `policy`."""
-        text = tree_rules.policy_text(policy)
-        return self._add_agent(AgentRole.WORKER, orchestrator_id, session_id, text, workspace_id)
-
-    def _add_agent(
-        self,
-        role: AgentRole,
-        parent_id: str | None,
-        session_id: str,
-        policy: str | None,
-        workspace_id: str | None,
-    ) -> str:
-        agent_id = new_id()
-        self._trees.add_agent(
-            agent_id, str(role), parent_id, session_id, policy, workspace_id, self._now()
-        )
-        return agent_id
-
-    def agent(self, agent_id: str) -> Agent:
-        return self._trees.agent(agent_id)
-
-    def agent_children(self, agent_id: str, *, include_removed: bool = False) -> list[Agent]:
-        return self._trees.agent_children(agent_id, include_removed)
-
-    def agent_tree(
-        self, root_id: str | None = None, *, include_removed: bool = False
-    ) -> list[TreeItem[Agent]]:
-        """The tree below `root_id` (default: every orchestrator), in pre-order."""
-        return tree_rules.preorder(self._trees.agent_subtree(root_id), root_id, include_removed)
-
-    def agent_for_session(self, session_id: str) -> Agent | None:
-        """The live agent writing to `session_id`, if any."""
-        return self._trees.agent_for_session(session_id)
-
-    def remove_agent(self, agent_id: str) -> Agent:
-        """Mark an agent removed (once); an orchestrator is refused while it has live
-        workers. Only the record changes: its session, entries and head stay."""
-        return self._trees.remove_agent(agent_id, self._now())
-
-    @_suggesting
-    def resolve_evidence(
-        self, session_id: str, entry_id: str, for_agent: str | None = None
-    ) -> dict[str, Any]:
-        """The exact payload of worker.result `entry_id`, if it is evidence right now.
-
-        Checked afresh on every call, never cached: the entry exists, belongs
-        to `session_id`, is a worker.result and lies on the session's current
-        active branch. With `for_agent`, that agent must be a live worker whose
-        orchestrator writes to `session_id`.
-        """
-        return self._trees.resolve_evidence(session_id, entry_id, for_agent)
