@@ -25,10 +25,10 @@ from sessionforest import (
     UnsupportedSchemaVersion,
 )
 from sessionforest.model import StoredEntry, StoredSession
-from sessionforest.store.sqlite.search import large
 from sessionforest.store.base import BulkStore
 from sessionforest.store.sqlite.bulk import SQLiteBulk
 from sessionforest.store.sqlite.connection import open_store, transaction
+from sessionforest.store.sqlite.search import large
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CLAUDE = DATA / "claude-code/synthetic/dag_simple.jsonl"

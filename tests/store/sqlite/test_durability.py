@@ -7,39 +7,13 @@ tests/conformance/test_concurrency.py.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.test_concurrency import processes
 from sessionforest import Forest, InvalidArgument
-
-
-@contextmanager
-def processes(script: str, *argvs: list[str]) -> Iterator[list[subprocess.Popen[str]]]:
-    """Start one `python -c script` per argv; kill whatever is still running on exit."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", script, *argv],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for argv in argvs
-    ]
-    try:
-        yield procs
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-
 
 # --- durability modes ----------------------------------------------------------------
 

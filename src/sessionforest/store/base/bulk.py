@@ -79,10 +79,6 @@ class BulkStore(Protocol):
         was. `ChatWriter.result` is set when the block exits cleanly."""
         ...
 
-    def branches(self, session_id: str) -> int:
-        """How many points of the session's tree re-did a turn."""
-        ...
-
     def restore_session(
         self,
         session: StoredSession,

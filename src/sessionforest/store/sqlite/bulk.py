@@ -36,7 +36,7 @@ from ...model import (
 )
 from . import integrity, transfer
 from .connection import driver_error
-from .rows import BAD_PARENT, INSERT_SESSION, UPSERT_HEAD, insert_entries
+from .rows import BAD_PARENT, BRANCHES, INSERT_SESSION, UPSERT_HEAD, insert_entries
 from .search import large
 
 BATCH = 1000
@@ -51,21 +51,6 @@ SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_bra
 FROM sessions s WHERE s.id = ?
 """
 
-# Branch points that re-did a turn: two or more context-visible user or
-# assistant messages under one parent. Tool fan-out (an assistant's next
-# tool call beside a tool result), hidden nodes, notifications and local
-# commands a harness chains aside (`local_command`) never count. instr first:
-# json_extract copies the whole payload, which a 60 MB message makes costly.
-BRANCHES = """
-SELECT COUNT(*) FROM (
-    SELECT 1 FROM session_entries
-    WHERE session_id = ? AND parent_entry_id IS NOT NULL
-      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
-      AND (instr(payload, '"local_command"') = 0
-           OR json_extract(payload, '$.local_command') IS NULL)
-    GROUP BY parent_entry_id HAVING COUNT(*) > 1
-)
-"""
 
 NO_LIMIT = (1 << 63) - 1  # the largest sequence SQLite can hold
 
@@ -123,12 +108,6 @@ class SQLiteBulk:
         writer.result = ChatResult(
             spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
         )
-
-    def branches(self, session_id: str) -> int:
-        """How many points of the session's tree re-did a turn (see BRANCHES)."""
-        with self._reading() as conn:
-            _readable(conn, session_id)
-            return int(conn.execute(BRANCHES, (session_id,)).fetchone()[0])
 
     def restore_session(
         self,

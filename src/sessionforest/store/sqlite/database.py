@@ -36,8 +36,6 @@ class Database:
         self._opened = opened
         self._connect = opened.connect
         self._writer = opened.conn if opened.readonly is None else None
-        # The hot path (append) reuses one cursor of the writer.
-        self.cursor = self._writer.cursor() if self._writer is not None else None
         self.write_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = [] if self._writer is not None else [opened.conn]
         self._pool_lock = threading.Lock()

@@ -59,3 +59,20 @@ def insert_entries(conn: sqlite3.Connection, rows: list[Row], text: str | None =
         last = rows[-1]
         large.index_large(conn, last[1], last[3], last[5], text)
     rows.clear()
+
+
+# Branch points that re-did a turn: two or more context-visible user or
+# assistant messages under one parent. Tool fan-out (an assistant's next
+# tool call beside a tool result), hidden nodes, notifications and local
+# commands a harness chains aside (`local_command`) never count. instr first:
+# json_extract copies the whole payload, which a 60 MB message makes costly.
+BRANCHES = """
+SELECT COUNT(*) FROM (
+    SELECT 1 FROM session_entries
+    WHERE session_id = ? AND parent_entry_id IS NOT NULL
+      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
+      AND (instr(payload, '"local_command"') = 0
+           OR json_extract(payload, '$.local_command') IS NULL)
+    GROUP BY parent_entry_id HAVING COUNT(*) > 1
+)
+"""

@@ -40,15 +40,10 @@ from ..base import (
     Unset,
 )
 from . import integrity
-from .connection import driver_error, rollback
 from .database import Database
 from .repair import repair_session
+from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY, UPSERT_HEAD
 from .search import large
-
-ENTRY_COLUMNS = (
-    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
-    "context_visibility, created_at, stamp"
-)
 
 # One round trip gathers everything an append must check: the session (and
 # its quarantine), the head, the next sequence, the owner and schema version
@@ -63,14 +58,6 @@ FROM sessions s
 LEFT JOIN session_heads h ON h.session_id = s.id
 LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
 WHERE s.id = :sid
-"""
-
-INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-UPSERT_HEAD = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                      updated_at = excluded.updated_at
 """
 
 INSERT_SESSION = (
@@ -146,21 +133,6 @@ LATEST_CHECKPOINT = (
     "ORDER BY sequence DESC LIMIT 1"
 )
 
-# Branch points that re-did a turn: two or more context-visible user or
-# assistant messages under one parent. Tool fan-out (an assistant's next tool
-# call beside a tool result), hidden nodes, notifications and local commands a
-# harness chains aside (`local_command`) never count. instr() first: the JSON
-# is parsed only for payloads that could carry the key.
-BRANCHES = """
-SELECT COUNT(*) FROM (
-    SELECT 1 FROM session_entries
-    WHERE session_id = ? AND parent_entry_id IS NOT NULL
-      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
-      AND (instr(payload, '"local_command"') = 0
-           OR json_extract(payload, '$.local_command') IS NULL)
-    GROUP BY parent_entry_id HAVING COUNT(*) > 1
-)
-"""
 
 # --- what id resolution reads (rules/refs.py decides) -----------------------------
 SESSIONS_IN_RANGE = "SELECT id, title FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
@@ -284,33 +256,12 @@ class SQLiteStore:
         now: str,
         stamping: Stamping,
     ) -> Appended:
-        db = self._db
-        cursor = db.cursor
-        if cursor is None:
-            with db.write():  # raises StoreReadOnly
-                raise AssertionError("a read-only store has no writer")
-        # The hottest path: the transaction is inlined on one reused cursor
-        # (not db.write()), every avoided allocation shows.
-        with db.write_lock:
-            try:
-                cursor.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
-            try:
-                done = self._append_in(cursor, session_id, items, parent, expect_head, now,
-                                       stamping)  # fmt: skip
-                cursor.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(cursor.connection)
-                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
-            except BaseException:
-                rollback(cursor.connection)
-                raise
-        return done
+        with self._db.write() as conn:
+            return self._append_in(conn, session_id, items, parent, expect_head, now, stamping)
 
     def _append_in(
         self,
-        cursor: sqlite3.Cursor,
+        conn: sqlite3.Connection,
         session_id: str,
         items: Sequence[NewEntry],
         parent: str | None,
@@ -319,7 +270,7 @@ class SQLiteStore:
         stamping: Stamping,
     ) -> Appended:
         """One append inside the caller's write transaction."""
-        row = cursor.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
+        row = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
         state = AppendState(*row) if row is not None else None
         below, sequence = append_rules.checked(state, session_id, parent, expect_head)
         text = stamping.text
@@ -329,17 +280,17 @@ class SQLiteStore:
         first = sequence
         link = below
         for item in items:
-            cursor.execute(
+            conn.execute(
                 INSERT_ENTRY,
                 (item.id, session_id, link, sequence, 2, item.kind, item.body,
                  item.visibility, item.created_at, text),
             )  # fmt: skip
             if large.is_large(item.body):
                 body_text = large.entry_text(item.kind, item.payload)
-                large.index_large(cursor.connection, session_id, sequence, item.kind,
+                large.index_large(conn, session_id, sequence, item.kind,
                                   body_text)  # fmt: skip
             link, sequence = item.id, sequence + 1
-        cursor.execute(UPSERT_HEAD, (session_id, link, now))
+        conn.execute(UPSERT_HEAD, (session_id, link, now))
         return Appended(below, first, text)
 
     def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
@@ -347,33 +298,16 @@ class SQLiteStore:
         one that fails (HeadMoved, an unknown session, ...) is rolled back to its
         savepoint and answered with its error; the others commit together. A
         driver error (a full disk) rolls back and raises for all of them."""
-        db = self._db
-        cursor = db.cursor
-        if cursor is None:
-            with db.write():  # raises StoreReadOnly
-                raise AssertionError("a read-only store has no writer")
         results: list[Appended | ForestError] = []
-        with db.write_lock:
-            try:
-                cursor.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
-            try:
-                for one in group:
-                    cursor.execute("SAVEPOINT one_append")
-                    try:
-                        results.append(self._append_in(cursor, *one))
-                    except ForestError as exc:
-                        cursor.execute("ROLLBACK TO one_append")
-                        results.append(exc)
-                    cursor.execute("RELEASE one_append")
-                cursor.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(cursor.connection)
-                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
-            except BaseException:
-                rollback(cursor.connection)
-                raise
+        with self._db.write() as conn:
+            for one in group:
+                conn.execute("SAVEPOINT one_append")
+                try:
+                    results.append(self._append_in(conn, *one))
+                except ForestError as exc:
+                    conn.execute("ROLLBACK TO one_append")
+                    results.append(exc)
+                conn.execute("RELEASE one_append")
         return results
 
     def move_head(
