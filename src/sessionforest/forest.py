@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from .documents import divergence_marks, log_document, snapshot_of, tree_document
 from .errors import (
     ForestError,
@@ -232,15 +234,18 @@ class Forest(TreeFacade):
         entry_id, now = new_id(), self._now()
         created = created_at or now
         if isinstance(stamp, Auto):
-            stamping, taken = self._worktrees.stamping(session_id)
+            stamping = self._worktrees.stamping(session_id)
         else:
-            stamping, taken = Stamping(None, stamp_text(stamp)), [stamp]
+            stamping = Stamping(None, stamp_text(stamp))
         item = NewEntry(entry_id, kind, payload, body, vis, created)
         done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
+        if isinstance(stamp, Auto) or done.stamp_text != stamping.text:
+            # The stamp as stored: taken for the bound directory (or again inside the
+            # write lock when another process bound the session meanwhile).
+            stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
         return Entry(
-            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created,
-            taken[0],
-        )  # fmt: skip
+            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created, stamp
+        )
 
     def append_group(self, requests: Sequence[AppendRequest]) -> list[Entry | ForestError]:
         """Several appends, to any sessions, committed in ONE transaction (group commit).
@@ -253,27 +258,28 @@ class Forest(TreeFacade):
         """
         results: list[Entry | ForestError | None] = [None] * len(requests)
         group: list[GroupedAppend] = []
-        placed: list[tuple[int, NewEntry, list[dict[str, Any] | None]]] = []
+        placed: list[tuple[int, NewEntry]] = []
         now = self._now()
         for i, r in enumerate(requests):
             try:
                 body, vis = prepare(r.kind, r.payload, r.visibility)
-                stamping, taken = self._worktrees.stamping(r.session_id)
+                stamping = self._worktrees.stamping(r.session_id)
             except ForestError as exc:
                 results[i] = exc
                 continue
             item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
             group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
                                        stamping))  # fmt: skip
-            placed.append((i, item, taken))
+            placed.append((i, item))
         done = self._store.append_group(group) if group else []
-        for (i, item, taken), outcome in zip(placed, done, strict=True):
+        for (i, item), outcome in zip(placed, done, strict=True):
             if isinstance(outcome, ForestError):
                 results[i] = outcome
                 continue
+            stamp = orjson.loads(outcome.stamp_text) if outcome.stamp_text is not None else None
             results[i] = Entry(item.id, requests[i].session_id, outcome.parent, outcome.sequence,
                                item.kind, item.payload, item.visibility, 2, item.created_at,
-                               taken[0])  # fmt: skip
+                               stamp)  # fmt: skip
         return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
 
     def _suggest(self, error: ForestError) -> ForestError:
@@ -303,10 +309,11 @@ class Forest(TreeFacade):
         ]
         if not prepared:
             return []
-        stamping, taken = self._worktrees.stamping(session_id)
+        stamping = self._worktrees.stamping(session_id)
         done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
         entries: list[Entry] = []
-        link, sequence, stamp = done.parent, done.sequence, taken[0]
+        stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
+        link, sequence = done.parent, done.sequence
         for item in prepared:
             entry = Entry(item.id, session_id, link, sequence, item.kind, item.payload,
                           item.visibility, 2, now, stamp)  # fmt: skip

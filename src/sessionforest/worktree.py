@@ -10,6 +10,7 @@ the session meanwhile, the backend asks for a stamp again inside its lock.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .errors import InvalidArgument
@@ -26,6 +27,7 @@ class Worktrees:
         self._store = store
         self._stamper = Stamper()
         self._cwd: dict[str, str | None] = {}
+        self._unbound: dict[str, Stamping] = {}
 
     def bind(self, session_id: str, directory: str | os.PathLike[str]) -> None:
         path = os.path.abspath(directory)
@@ -33,6 +35,7 @@ class Worktrees:
             raise InvalidArgument("directory", f"{path} does not exist or is not a directory")
         self._store.bind(session_id, path)
         self._cwd[session_id] = path
+        self._unbound.pop(session_id, None)
 
     def directory(self, session_id: str, *, recheck: bool = False) -> str | None:
         """The bound directory; `recheck` asks again when it was cached as unbound."""
@@ -47,22 +50,31 @@ class Worktrees:
     def stamp(self, cwd: str | None) -> dict[str, Any] | None:
         return self._stamper.stamp(cwd) if cwd is not None else None
 
-    def stamping(self, session_id: str) -> tuple[Stamping, list[dict[str, Any] | None]]:
-        """How an append to `session_id` is stamped, and a one-item list that holds the
-        stamp as a value once the append is done.
+    def stamping(self, session_id: str) -> Stamping:
+        """How an append to `session_id` is stamped.
 
-        The stamp is taken now, outside any write lock; if the backend finds
-        the committed binding differs, `restamp` takes one for that directory.
+        The stamp is taken now, outside any write lock; if the backend finds the
+        committed binding differs (another process bound the session since), it
+        calls `restamp` for that directory inside its lock. An unbound session's
+        Stamping is made once and reused: most appends are to unbound sessions.
         """
         cwd = self.directory(session_id)
-        taken: list[dict[str, Any] | None] = [self.stamp(cwd)]
+        if cwd is None:
+            found = self._unbound.get(session_id)
+            if found is None:
+                found = self._unbound[session_id] = Stamping(
+                    None, None, self._restamper(session_id)
+                )
+            return found
+        return Stamping(cwd, stamp_text(self.stamp(cwd)), self._restamper(session_id))
 
+    def _restamper(self, session_id: str) -> Callable[[str | None], str | None]:
         def restamp(actual: str | None) -> str | None:
             self._cwd[session_id] = actual
-            taken[0] = self.stamp(actual)
-            return stamp_text(taken[0])
+            self._unbound.pop(session_id, None)
+            return stamp_text(self.stamp(actual))
 
-        return Stamping(cwd, stamp_text(taken[0]), restamp), taken
+        return restamp
 
     def compare(self, session_id: str, stamp: dict[str, Any] | None) -> Divergence:
         cwd = self.directory(session_id, recheck=True)

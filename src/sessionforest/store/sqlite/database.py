@@ -37,6 +37,8 @@ class Database:
         self._connect = opened.connect
         self._writer = opened.conn if opened.readonly is None else None
         self.write_lock = threading.Lock()
+        # The writer's one reused cursor: the hot path (append) creates no cursor per statement.
+        self.cursor = self._writer.cursor() if self._writer is not None else None
         self._idle: list[sqlite3.Connection] = [] if self._writer is not None else [opened.conn]
         self._pool_lock = threading.Lock()
         self._local = threading.local()
@@ -62,31 +64,15 @@ class Database:
         """The connection this thread is inside a transaction on, if any."""
         return getattr(self._local, "conn", None)
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One BEGIN IMMEDIATE ... COMMIT on the writer; rolls back and converts driver errors."""
-        writer = self._writer
-        if writer is None:
+    def write(self) -> _Write:
+        """One BEGIN IMMEDIATE ... COMMIT on the writer; rolls back and converts driver errors.
+
+        `with db.write() as conn:` (conn: the writer connection; `db.cursor` is
+        the writer's reused cursor, for the append hot path).
+        """
+        if self._writer is None:
             raise StoreReadOnly(str(self.path), self.readonly_why or "it was opened read-only")
-        if self.held() is not None:
-            raise RuntimeError("a write cannot start inside another transaction of this thread")
-        with self.write_lock:
-            try:
-                writer.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
-            self._local.conn = writer
-            try:
-                yield writer
-                writer.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(writer)
-                raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
-            except BaseException:
-                rollback(writer)
-                raise
-            finally:
-                self._local.conn = None
+        return _Write(self)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -140,3 +126,51 @@ class Database:
             if conn is not self._opened.conn:
                 conn.close()
         self._opened.close()
+
+
+class _Write:
+    """The write transaction `Database.write()` returns (a class, not a generator-based
+    context manager: it runs once per append, and each avoided frame shows)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        db = self._db
+        if db.held() is not None:
+            raise RuntimeError("a write cannot start inside another transaction of this thread")
+        db.write_lock.acquire()
+        cursor = db.cursor
+        assert cursor is not None  # write() refuses a read-only store
+        try:
+            cursor.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:
+            db.write_lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
+            raise
+        db._local.conn = cursor.connection
+        return cursor.connection
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        db = self._db
+        cursor = db.cursor
+        assert cursor is not None
+        try:
+            if exc is None:
+                try:
+                    cursor.execute("COMMIT")
+                    return
+                except sqlite3.Error as failed:
+                    rollback(cursor.connection)
+                    raise driver_error(db.path, failed, readonly=db.readonly_why) from failed
+            rollback(cursor.connection)
+            if isinstance(exc, sqlite3.Error):
+                raise driver_error(db.path, exc, readonly=db.readonly_why) from exc
+        finally:
+            db._local.conn = None
+            db.write_lock.release()

@@ -256,12 +256,15 @@ class SQLiteStore:
         now: str,
         stamping: Stamping,
     ) -> Appended:
-        with self._db.write() as conn:
-            return self._append_in(conn, session_id, items, parent, expect_head, now, stamping)
+        db = self._db
+        with db.write():
+            cursor = db.cursor
+            assert cursor is not None
+            return self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
 
     def _append_in(
         self,
-        conn: sqlite3.Connection,
+        conn: sqlite3.Cursor,
         session_id: str,
         items: Sequence[NewEntry],
         parent: str | None,
@@ -287,7 +290,7 @@ class SQLiteStore:
             )  # fmt: skip
             if large.is_large(item.body):
                 body_text = large.entry_text(item.kind, item.payload)
-                large.index_large(conn, session_id, sequence, item.kind,
+                large.index_large(conn.connection, session_id, sequence, item.kind,
                                   body_text)  # fmt: skip
             link, sequence = item.id, sequence + 1
         conn.execute(UPSERT_HEAD, (session_id, link, now))
@@ -299,15 +302,18 @@ class SQLiteStore:
         savepoint and answered with its error; the others commit together. A
         driver error (a full disk) rolls back and raises for all of them."""
         results: list[Appended | ForestError] = []
-        with self._db.write() as conn:
+        db = self._db
+        with db.write():
+            cursor = db.cursor
+            assert cursor is not None
             for one in group:
-                conn.execute("SAVEPOINT one_append")
+                cursor.execute("SAVEPOINT one_append")
                 try:
-                    results.append(self._append_in(conn, *one))
+                    results.append(self._append_in(cursor, *one))
                 except ForestError as exc:
-                    conn.execute("ROLLBACK TO one_append")
+                    cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
-                conn.execute("RELEASE one_append")
+                cursor.execute("RELEASE one_append")
         return results
 
     def move_head(
