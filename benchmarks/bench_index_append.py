@@ -113,7 +113,8 @@ def _floor(
 
 
 def _index_triggers() -> list[str]:
-    from sessionforest.search import gram_index, index
+    from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
+    from sessionforest.store.sqlite.frozen import session_search_index as index
 
     pattern = re.compile(r"CREATE\s+TRIGGER\s+(\w+)")
     triggers = (*index.CREATE_TRIGGERS, *gram_index.CREATE_TRIGGERS)

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 import harness
-from sessionforest.search import index as search_index
+from sessionforest.store.sqlite.frozen import session_search_index as search_index
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "

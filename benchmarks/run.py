@@ -23,6 +23,7 @@ import bench_importers
 import bench_index_append
 import bench_path
 import bench_search
+import bench_server
 import bench_skeleton
 import bench_stamp
 import datagen
@@ -38,6 +39,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_search.NAME: bench_search.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
+    bench_server.NAME: bench_server.run,
 }
 
 

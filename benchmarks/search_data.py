@@ -1,9 +1,10 @@
 """Labelled search corpora, loaded the way their own evaluations load them.
 
 Shared by `bench_search.py`, `bench_index_append.py` and the eval tests in
-tests/search/ (which import this file by path, so it imports nothing from the
-benchmark harness). The data stays in ../shared/data: third-party test data,
-never part of the package (LoCoMo is CC BY-NC 4.0: tests and benchmarks only).
+tests/conformance/search/ (which import this file by path, so it imports
+nothing from the benchmark harness). The data stays in ../shared/data:
+third-party test data, never part of the package (LoCoMo is CC BY-NC 4.0:
+tests and benchmarks only).
 
 Bridge chat search (`bridge-chat-search/corpus.json`, MIT). Loaded as the
 original's own eval does (`src-tauri/bridge-core/src/chat_search/eval.rs`,
@@ -239,9 +240,10 @@ def _scaled_sessions(
 
 
 def _index_objects() -> list[tuple[str, str]]:
-    """(TABLE|TRIGGER, name) of everything `index.create` and `gram_index.create`
-    (the two search migrations) create, in creation order."""
-    from sessionforest.search import gram_index, index
+    """(TABLE|TRIGGER, name) of everything the two search migrations create (their
+    frozen statements), in creation order."""
+    from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
+    from sessionforest.store.sqlite.frozen import session_search_index as index
 
     pattern = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?(TABLE|TRIGGER)\s+(\w+)")
     found = []
@@ -274,11 +276,13 @@ def build_scaled_bridge(
     The schema comes from `Forest.open`. The rows go in with raw executemany
     in one transaction, with the index built the way the `session_search_index`
     migration indexes a store that already holds entries: its objects are
-    dropped, the rows written, then `search.index.create` (tables, backfill,
-    triggers) runs in the same transaction. Indexing 1M rows through the
-    per-row triggers instead costs ~3x longer; the resulting index is the same.
+    dropped, the rows written, then the search migrations' frozen statements
+    (tables, backfill, triggers) run in the same transaction. Indexing 1M rows
+    through the per-row triggers instead costs ~3x longer; the index is the same.
     """
-    from sessionforest.search import gram_index, index
+    from sessionforest.store.sqlite.frozen import search_large_payloads_outside_sql as large
+    from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
+    from sessionforest.store.sqlite.frozen import session_search_index as index
 
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -328,8 +332,11 @@ def build_scaled_bridge(
         conn.executemany(INSERT_SESSION, [(s[0], s[1], s[2], iso(s[3])) for s in sessions])
         conn.executemany(INSERT_ENTRY, rows())
         conn.executemany(INSERT_HEAD, heads)
-        index.create(conn)
-        gram_index.create(conn)
+        for ddl in (index, gram_index):
+            for sql in (*ddl.CREATE_TABLES, *ddl.BACKFILL, *ddl.CREATE_TRIGGERS):
+                conn.execute(sql)
+        for sql in large.SMALL_PAYLOAD_TRIGGERS:  # as a store Forest.open makes
+            conn.execute(sql)
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

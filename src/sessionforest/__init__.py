@@ -9,6 +9,8 @@ from .errors import (
     AdapterError,
     AmbiguousId,
     BackendUnavailable,
+    Conflict,
+    Damaged,
     DeltaRefused,
     DuplicateId,
     EmptySession,
@@ -19,12 +21,14 @@ from .errors import (
     HistoryDiverged,
     ImportRejected,
     InvalidArgument,
+    InvalidInput,
     InvalidPayload,
     JsonlParseError,
     LegacyKind,
     MigrationError,
     NotAStore,
     NotEvidence,
+    NotFound,
     NotOnActiveBranch,
     ProjectionError,
     SessionBound,
@@ -40,6 +44,7 @@ from .errors import (
     StoreOutdated,
     StoreReadOnly,
     StoreUnreadable,
+    Unavailable,
     UnknownCheckpoint,
     UnknownEntry,
     UnknownKind,
@@ -48,6 +53,7 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
+from .forest import Forest
 from .model import (
     Agent,
     AgentRole,
@@ -74,7 +80,6 @@ from .projection import Message, project, project_entries
 from .render_providers import to_anthropic, to_openai
 from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
 from .session import Session, SessionEntry
-from .store.sqlite import Forest
 
 __all__ = [
     "AdapterError",
@@ -87,6 +92,8 @@ __all__ = [
     "ChatReport",
     "ChatSearch",
     "CheckReport",
+    "Conflict",
+    "Damaged",
     "DeltaRefused",
     "DuplicateId",
     "EmptySession",
@@ -103,6 +110,7 @@ __all__ = [
     "ImportRejected",
     "ImportReport",
     "InvalidArgument",
+    "InvalidInput",
     "InvalidPayload",
     "JsonlParseError",
     "LegacyKind",
@@ -111,6 +119,7 @@ __all__ = [
     "Node",
     "NotAStore",
     "NotEvidence",
+    "NotFound",
     "NotOnActiveBranch",
     "OpenAIResponsesStreamAdapter",
     "Problem",
@@ -138,6 +147,7 @@ __all__ = [
     "TimeWindow",
     "Transcript",
     "TreeItem",
+    "Unavailable",
     "UnknownCheckpoint",
     "UnknownEntry",
     "UnknownKind",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .store.sqlite import Forest
+from .forest import Forest
 
 TITLE = "Fix 'database is locked' in the nightly import"
 CHECKPOINT = "diagnosed"

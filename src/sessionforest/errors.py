@@ -42,14 +42,35 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
+Every concrete error is also under exactly one family, which is what callers
+catch and what surfaces map to codes (`FAMILIES`, the one table: CLI exit
+status and JSON-RPC error code):
+
+    NotFound       exit 3  rpc -32001  UnknownSession, UnknownEntry, UnknownCheckpoint,
+                                       AmbiguousId, UnknownTreeNode
+    Conflict       exit 4  rpc -32002  HeadMoved, SessionExists, SessionBound,
+                                       NotOnActiveBranch, HistoryDiverged, EmptySession
+    InvalidInput   exit 1  rpc -32003  InvalidPayload, InvalidArgument, UnknownKind,
+                                       LegacyKind, DeltaRefused, ForeignEntry, NotEvidence,
+                                       ImportRejected (EntryConflict), DuplicateId,
+                                       UnknownParent, JsonlParseError, AdapterError
+    Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
+                                       StoreOutdated), StoreIOError (StoreFull,
+                                       StoreReadOnly), BackendUnavailable
+    Damaged        exit 6  rpc -32005  SessionDamaged (SessionQuarantined),
+                                       UnsupportedSchemaVersion, MigrationError,
+                                       ProjectionError
+
 Every error carries the ids and line numbers a user needs as attributes, and
 its message names them; `to_json()` gives both to scripts. The CLI turns these
 into one line and a non-zero exit (and with `--json`, an `error` object).
+Backends wrap their driver's exceptions: none escapes a store method.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # A candidate id as errors list it: {"id": ..., "title": ...} for a session,
@@ -102,6 +123,63 @@ class ForestError(Exception):
         return {"type": type(self).__name__, "message": str(self), **self.fields()}
 
 
+# --- families: what a caller (a CLI exit code, a JSON-RPC error code) acts on ----
+#
+# Every concrete error is under exactly one family (a test checks): callers
+# catch a family, surfaces map a family to a code through FAMILIES, here only.
+
+
+class NotFound(ForestError):
+    """Something named does not exist (a session, entry, checkpoint, tree record)."""
+
+
+class Conflict(ForestError):
+    """The request is well formed but the state refuses it now (the head moved, the
+    session exists or is bound elsewhere, the branch is not the active one)."""
+
+
+class InvalidInput(ForestError):
+    """The request or the file given is malformed (a payload, an argument, a line)."""
+
+
+class Unavailable(ForestError):
+    """The store or a dependency cannot serve it (busy, missing, read-only, full,
+    not a store, needs migrating, an optional package not installed)."""
+
+
+class Damaged(ForestError):
+    """Stored history is damaged or unreadable here (quarantined, a newer schema
+    version, a failed migration, a path that cannot become context)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str
+    exit_code: int  # the `forest` command's exit status
+    rpc_code: int  # the JSON-RPC 2.0 error code (-32000..-32099: implementation-defined)
+
+
+# Exit 1 stays "an error", 2 is click's usage error; 3 and 4 keep their meaning
+# from before the families (not found, the head moved).
+FAMILIES: dict[type[ForestError], Family] = {
+    NotFound: Family("not-found", 3, -32001),
+    Conflict: Family("conflict", 4, -32002),
+    InvalidInput: Family("invalid-input", 1, -32003),
+    Unavailable: Family("unavailable", 5, -32004),
+    Damaged: Family("damaged", 6, -32005),
+}
+OTHER = Family("error", 1, -32000)
+
+
+def family(error: BaseException) -> Family:
+    """The family of `error` (OTHER for anything not raised on purpose)."""
+    for cls in type(error).__mro__:
+        found = FAMILIES.get(cls)
+        if found is not None:
+            return found
+    return OTHER
+
+
 # --- the in-memory Session tree -------------------------------------------------
 
 
@@ -109,7 +187,7 @@ class SessionError(ForestError):
     """An error from a session tree operation (in memory or in a store)."""
 
 
-class UnknownEntry(SessionError):
+class UnknownEntry(SessionError, NotFound):
     def __init__(
         self, entry_id: str, session_id: str | None = None, suggestions: Sequence[Candidate] = ()
     ) -> None:
@@ -122,7 +200,7 @@ class UnknownEntry(SessionError):
         )
 
 
-class UnknownCheckpoint(SessionError):
+class UnknownCheckpoint(SessionError, NotFound):
     def __init__(self, label: str, session_id: str | None = None) -> None:
         self.label = label
         self.session_id = session_id
@@ -130,13 +208,13 @@ class UnknownCheckpoint(SessionError):
         super().__init__(f"unknown checkpoint label: {label}{where}")
 
 
-class EmptySession(SessionError):
+class EmptySession(SessionError, Conflict):
     def __init__(self, session_id: str | None = None) -> None:
         self.session_id = session_id
         super().__init__(f"session {session_id} is empty" if session_id else "session is empty")
 
 
-class DuplicateId(SessionError):
+class DuplicateId(SessionError, InvalidInput):
     def __init__(self, id: str, line: int | None = None) -> None:
         self.id = id
         self.line = line
@@ -144,7 +222,7 @@ class DuplicateId(SessionError):
         super().__init__(f"duplicate session entry id: {id}{at}")
 
 
-class UnknownParent(SessionError):
+class UnknownParent(SessionError, InvalidInput):
     def __init__(self, id: str, parent: str, line: int | None = None) -> None:
         self.id = id
         self.parent = parent
@@ -153,14 +231,14 @@ class UnknownParent(SessionError):
         super().__init__(f"entry {id} references unknown parent {parent}{at}")
 
 
-class JsonlParseError(SessionError):
+class JsonlParseError(SessionError, InvalidInput):
     def __init__(self, line: int, reason: str) -> None:
         self.line = line
         self.reason = reason
         super().__init__(f"failed to parse session line {line}: {reason}")
 
 
-class HistoryDiverged(SessionError):
+class HistoryDiverged(SessionError, Conflict):
     def __init__(self, index: int) -> None:
         self.index = index
         super().__init__(
@@ -176,14 +254,14 @@ class StoreError(ForestError):
     """An error from the durable forest store."""
 
 
-class UnknownSession(StoreError):
+class UnknownSession(StoreError, NotFound):
     def __init__(self, session_id: str, suggestions: Sequence[Candidate] = ()) -> None:
         self.session_id = session_id
         self.suggestions = tuple(suggestions)
         super().__init__(f"unknown session: {session_id}{_did_you_mean(self.suggestions)}")
 
 
-class AmbiguousId(StoreError):
+class AmbiguousId(StoreError, NotFound):
     """`ref` is a prefix of `count` ids (of sessions, or of entries of `session_id`)."""
 
     def __init__(
@@ -209,13 +287,13 @@ class AmbiguousId(StoreError):
         )
 
 
-class SessionExists(StoreError):
+class SessionExists(StoreError, Conflict):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         super().__init__(f"session {session_id} already exists in this store")
 
 
-class SessionBound(StoreError):
+class SessionBound(StoreError, Conflict):
     def __init__(self, session_id: str, cwd: str, requested: str) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -226,7 +304,7 @@ class SessionBound(StoreError):
         )
 
 
-class ForeignEntry(StoreError):
+class ForeignEntry(StoreError, InvalidInput):
     def __init__(self, entry_id: str, session_id: str, owner_session_id: str) -> None:
         self.entry_id = entry_id
         self.session_id = session_id
@@ -236,7 +314,7 @@ class ForeignEntry(StoreError):
         )
 
 
-class HeadMoved(StoreError):
+class HeadMoved(StoreError, Conflict):
     def __init__(self, session_id: str, expected: str | None, actual: str | None) -> None:
         self.session_id = session_id
         self.expected = expected
@@ -247,7 +325,7 @@ class HeadMoved(StoreError):
         )
 
 
-class InvalidPayload(StoreError):
+class InvalidPayload(StoreError, InvalidInput):
     def __init__(self, kind: str, field: str, reason: str) -> None:
         self.kind = kind
         self.field = field
@@ -255,13 +333,13 @@ class InvalidPayload(StoreError):
         super().__init__(f"invalid {kind} payload: field '{field}' {reason}")
 
 
-class UnknownKind(StoreError):
+class UnknownKind(StoreError, InvalidInput):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         super().__init__(f"unknown entry kind: {kind!r}")
 
 
-class LegacyKind(StoreError):
+class LegacyKind(StoreError, InvalidInput):
     def __init__(self, kind: str, replacement: str | None) -> None:
         self.kind = kind
         self.replacement = replacement
@@ -269,7 +347,7 @@ class LegacyKind(StoreError):
         super().__init__(f"entry kind {kind!r} is legacy: readable but not appendable{instead}")
 
 
-class DeltaRefused(StoreError):
+class DeltaRefused(StoreError, InvalidInput):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         super().__init__(
@@ -278,7 +356,7 @@ class DeltaRefused(StoreError):
         )
 
 
-class UnsupportedSchemaVersion(StoreError):
+class UnsupportedSchemaVersion(StoreError, Damaged):
     def __init__(
         self,
         entry_id: str,
@@ -296,7 +374,7 @@ class UnsupportedSchemaVersion(StoreError):
         )
 
 
-class SessionDamaged(StoreError):
+class SessionDamaged(StoreError, Damaged):
     def __init__(self, session_id: str, reason: str) -> None:
         self.session_id = session_id
         self.reason = reason
@@ -314,21 +392,21 @@ class SessionQuarantined(SessionDamaged):
         )
 
 
-class InvalidArgument(StoreError):
+class InvalidArgument(StoreError, InvalidInput):
     def __init__(self, argument: str, reason: str) -> None:
         self.argument = argument
         self.reason = reason
         super().__init__(f"invalid {argument}: {reason}")
 
 
-class StoreBusy(StoreError):
+class StoreBusy(StoreError, Unavailable):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
         super().__init__(f"store {path} is busy: {reason}; nothing was written")
 
 
-class StoreUnreadable(StoreError):
+class StoreUnreadable(StoreError, Unavailable):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
@@ -362,7 +440,7 @@ class StoreOutdated(StoreUnreadable):
         )
 
 
-class StoreIOError(StoreError):
+class StoreIOError(StoreError, Unavailable):
     """SQLite could not do what was asked of the store's file; `code` is SQLite's name."""
 
     def __init__(self, path: str, reason: str, code: str | None = None) -> None:
@@ -389,7 +467,7 @@ class StoreReadOnly(StoreIOError):
         return f"store {self.path} cannot be written ({self.reason}); nothing was written"
 
 
-class ImportRejected(StoreError):
+class ImportRejected(StoreError, InvalidInput):
     def __init__(
         self, path: str, line: int | None, reason: str, entry_id: str | None = None
     ) -> None:
@@ -420,14 +498,14 @@ class EntryConflict(ImportRejected):
         self.source_id = source_id
 
 
-class MigrationError(StoreError):
+class MigrationError(StoreError, Damaged):
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
         self.reason = reason
         super().__init__(f"migration {name} failed: {reason}; the database was left as it was")
 
 
-class NotOnActiveBranch(StoreError):
+class NotOnActiveBranch(StoreError, Conflict):
     def __init__(self, entry_id: str, session_id: str) -> None:
         self.entry_id = entry_id
         self.session_id = session_id
@@ -437,7 +515,7 @@ class NotOnActiveBranch(StoreError):
         )
 
 
-class NotEvidence(StoreError):
+class NotEvidence(StoreError, InvalidInput):
     def __init__(self, entry_id: str, kind: str) -> None:
         self.entry_id = entry_id
         self.kind = kind
@@ -446,14 +524,14 @@ class NotEvidence(StoreError):
         )
 
 
-class UnknownTreeNode(StoreError):
+class UnknownTreeNode(StoreError, NotFound):
     def __init__(self, tree: str, node_id: str) -> None:
         self.tree = tree
         self.node_id = node_id
         super().__init__(f"unknown {tree} record: {node_id}")
 
 
-class ProjectionError(ForestError):
+class ProjectionError(Damaged):
     def __init__(self, session_id: str, entry_id: str | None, reason: str) -> None:
         self.session_id = session_id
         self.entry_id = entry_id
@@ -462,7 +540,7 @@ class ProjectionError(ForestError):
         super().__init__(f"cannot project session {session_id}{at}: {reason}")
 
 
-class AdapterError(ForestError):
+class AdapterError(InvalidInput):
     def __init__(self, provider: str, index: int | None, reason: str) -> None:
         self.provider = provider
         self.index = index
@@ -471,7 +549,7 @@ class AdapterError(ForestError):
         super().__init__(f"{provider} stream{at}: {reason}")
 
 
-class BackendUnavailable(ForestError):
+class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import gitsafe
+from .wire import DivergenceJson
 
 STAMP_VERSION = 1
 
@@ -56,7 +57,7 @@ class Divergence:
             return "both"
         return "head" if self.head_differs else "dirty"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DivergenceJson:
         return {
             "divergence": self.state,
             "differs": self.what or None,

@@ -240,6 +240,11 @@ def _parse_line(line: str, number: int) -> SessionEntry:
         record = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         raise JsonlParseError(number, f"invalid JSON: {exc}") from exc
+    return _parse_record(record, number)
+
+
+def _parse_record(record: Any, number: int) -> SessionEntry:
+    """Line `number`'s parsed JSON as an entry, as serde would take it."""
     if not isinstance(record, dict):
         raise JsonlParseError(number, f"expected a JSON object, got {_json_type(record)}")
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from sessionforest import Forest as Store
 from sessionforest.demo import CHECKPOINT, build_demo
-from sessionforest.store.sqlite import Forest as Store
 
 if TYPE_CHECKING:
     from conftest import ForestCli
@@ -48,7 +48,7 @@ def test_check_finds_damage_exits_1_and_quarantines(
     assert "entries: 1 problem\n" in result.stdout
     assert "entry orphan: orphan-parent" in result.stdout
     assert f"quarantined: {sid}" in result.stdout
-    assert "quarantined" in forest.fail(1, "log", sid)
+    assert "quarantined" in forest.fail(6, "log", sid)
     assert forest.json("sessions")[0]["quarantine"] is not None
     assert forest.ok("sessions").splitlines()[1].split()[:2] == [sid, "quarantined"]
 
@@ -195,7 +195,7 @@ def test_repair_text_says_what_it_did_and_what_it_could_not(
     assert lines[2] == (
         f"session {sid} is quarantined: orphan-parent at orphan: parent missing does not exist"
     )
-    assert "quarantined" in forest.fail(1, "log", sid)
+    assert "quarantined" in forest.fail(6, "log", sid)
 
 
 def test_repair_of_a_healthy_session_and_of_an_unknown_one(

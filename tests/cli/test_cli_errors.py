@@ -131,11 +131,11 @@ def test_usage_errors_are_one_line_too(forest: ForestCli) -> None:
 
 def test_a_file_that_is_not_a_database(forest: ForestCli) -> None:
     forest.db.write_bytes(b"this is not sqlite, just some text " * 100)
-    line = forest.fail(1, "sessions")
+    line = forest.fail(5, "sessions")
     assert str(forest.db) in line
 
 
 def test_a_store_that_cannot_be_created(forest: ForestCli, tmp_path: Path) -> None:
     (tmp_path / "plain-file").write_text("x")
     forest.db = tmp_path / "plain-file" / "forest.db"
-    assert "cannot open" in forest.fail(1, "sessions")
+    assert "cannot open" in forest.fail(5, "sessions")

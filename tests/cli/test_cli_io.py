@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from sessionforest import Forest as Store
 from sessionforest.demo import build_demo
-from sessionforest.store.sqlite import Forest as Store
 
 if TYPE_CHECKING:
     from conftest import ForestCli
@@ -68,7 +68,7 @@ def test_importing_the_same_session_twice_is_refused(
 ) -> None:
     dump = tmp_path / "s.jsonl"
     forest.ok("export", branched["session"], "-o", str(dump))
-    line = forest.fail(1, "import", "jsonl", str(dump))
+    line = forest.fail(4, "import", "jsonl", str(dump))
     assert branched["session"] in line
     assert "already exists" in line
 

@@ -69,7 +69,7 @@ def test_read_commands_refuse_another_programs_database(
     with closing(sqlite3.connect(forest.db)) as conn:
         conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
     before = files(forest.db.parent)
-    line = forest.fail(1, *args(command, "s"))
+    line = forest.fail(5, *args(command, "s"))
     assert str(forest.db) in line and "not a sessionforest store" in line and "invoices" in line
     assert files(forest.db.parent) == before
 
@@ -79,7 +79,7 @@ def test_read_commands_on_a_missing_path_create_nothing(
     forest: ForestCli, tmp_path: Path, command: list[str]
 ) -> None:
     forest.db = tmp_path / "no" / "such" / "forest.db"
-    line = forest.fail(1, *args(command, "s"))
+    line = forest.fail(5, *args(command, "s"))
     assert str(forest.db) in line and "nothing was created" in line
     assert list(tmp_path.iterdir()) == []
 
@@ -96,7 +96,7 @@ def test_write_commands_to_a_missing_store_create_nothing(
         ["bind", "s", str(tmp_path)],
         ["migrate"],
     ):
-        assert "nothing was created" in forest.fail(1, *command)
+        assert "nothing was created" in forest.fail(5, *command)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -104,7 +104,7 @@ def test_a_typed_path_in_a_missing_directory_is_not_created(
     forest: ForestCli, tmp_path: Path
 ) -> None:
     forest.db = tmp_path / "tpyo" / "forest.db"
-    assert "does not exist" in forest.fail(1, "new")
+    assert "does not exist" in forest.fail(5, "new")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -115,7 +115,7 @@ def test_the_default_store_is_created_on_first_write(isolated_home: Path) -> Non
 
     runner = CliRunner()
     missing = runner.invoke(cli, ["sessions"])
-    assert missing.exit_code == 1 and "nothing was created" in missing.stderr
+    assert missing.exit_code == 5 and "nothing was created" in missing.stderr
     assert not isolated_home.exists()
     assert runner.invoke(cli, ["new"]).exit_code == 0
     assert (isolated_home / "forest.db").exists()
@@ -128,7 +128,7 @@ def test_migrate_upgrades_what_read_commands_refuse_to(
         patch.setattr(migrations, "MIGRATIONS", BEFORE_THIS_VERSION)
         Forest.open(forest.db).close()
     before = files(forest.db.parent)
-    line = forest.fail(1, "sessions")
+    line = forest.fail(5, "sessions")
     assert ", ".join(NEW) in line
     assert f"forest --db {forest.db} migrate" in line
     assert files(forest.db.parent) == before

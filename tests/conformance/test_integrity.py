@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness, Refused
 from sessionforest import (
     Forest,
     SessionDamaged,
@@ -18,28 +18,6 @@ from sessionforest import (
 
 def user(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
-
-
-def raw(forest: Forest, sql: str, *args: Any) -> None:
-    """Damage the store behind the forest's back, as a buggy tool or disk might."""
-    conn = sqlite3.connect(forest.path)
-    conn.execute(sql, args)
-    conn.commit()
-    conn.close()
-
-
-def insert(forest: Forest, sid: str, eid: str, parent: str | None, seq: int) -> None:
-    raw(
-        forest,
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, 2, 'user.message', "
-        '\'{"content":[{"type":"text","text":"x"}]}\', \'context\', \'t\')',
-        eid,
-        sid,
-        parent,
-        seq,
-    )
 
 
 @pytest.fixture
@@ -56,27 +34,26 @@ def test_a_healthy_store_checks_ok(forest: Forest, healthy: str) -> None:
     assert (report.sessions_checked, report.entries_checked) == (1, 3)
 
 
-def _damage_orphan(forest: Forest, sid: str) -> None:
-    insert(forest, sid, "o1", None, 1)
-    insert(forest, sid, "o2", "vanished", 2)
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'o2', 't')", sid)
+def _damage_orphan(harness: Harness, forest: Forest, sid: str) -> None:
+    harness.add_entry(forest, sid, "o1", None, 1)
+    harness.orphan_parent(forest, sid, "o2", 2)
+    harness.point_head(forest, sid, "o2")
 
 
-def _damage_cross_session(forest: Forest, sid: str, other: str) -> None:
+def _damage_cross_session(harness: Harness, forest: Forest, sid: str, other: str) -> None:
     foreign = forest.active_path(other)[0].id
-    insert(forest, sid, "c1", foreign, 1)
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'c1', 't')", sid)
+    harness.cross_session_parent(forest, sid, "c1", foreign, 1)
+    harness.point_head(forest, sid, "c1")
 
 
-def _damage_cycle(forest: Forest, sid: str) -> None:
-    insert(forest, sid, "y1", "y2", 1)
-    insert(forest, sid, "y2", "y1", 2)
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'y2', 't')", sid)
+def _damage_cycle(harness: Harness, forest: Forest, sid: str) -> None:
+    harness.cycle(forest, sid, "y1", "y2", 1)
+    harness.point_head(forest, sid, "y2")
 
 
-def _damage_head(forest: Forest, sid: str) -> None:
+def _damage_head(harness: Harness, forest: Forest, sid: str) -> None:
     forest.append(sid, "user.message", user("fine entry"))
-    raw(forest, "UPDATE session_heads SET active_entry_id = 'ghost' WHERE session_id = ?", sid)
+    harness.head_nowhere(forest, sid)
 
 
 @pytest.mark.parametrize(
@@ -89,13 +66,13 @@ def _damage_head(forest: Forest, sid: str) -> None:
     ],
 )
 def test_damage_is_reported_and_quarantined_without_affecting_siblings(
-    forest: Forest, healthy: str, damage: Any, code: str
+    forest: Forest, harness: Harness, healthy: str, damage: Any, code: str
 ) -> None:
     sid = forest.create_session(title="damaged")
     if damage is _damage_cross_session:
-        damage(forest, sid, healthy)
+        damage(harness, forest, sid, healthy)
     else:
-        damage(forest, sid)
+        damage(harness, forest, sid)
     # Before check, traversal already refuses the broken tree instead of looping or lying.
     with pytest.raises(SessionDamaged):
         forest.active_path(sid)
@@ -116,14 +93,14 @@ def test_damage_is_reported_and_quarantined_without_affecting_siblings(
     assert forest.session(healthy).quarantine is None
 
 
-def test_a_repaired_session_is_released_by_the_next_check(forest: Forest) -> None:
+def test_a_repaired_session_is_released_by_the_next_check(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     good = forest.append(sid, "user.message", user("ok"))
-    raw(forest, "UPDATE session_heads SET active_entry_id = 'ghost' WHERE session_id = ?", sid)
+    harness.update_row(forest, "session_heads", sid, active_entry_id="ghost")
     assert not forest.check().ok
     with pytest.raises(SessionQuarantined):
         forest.head(sid)
-    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", good.id, sid)
+    harness.update_row(forest, "session_heads", sid, active_entry_id=good.id)
     assert forest.check().ok
     assert forest.head(sid) == good.id
 
@@ -131,37 +108,30 @@ def test_a_repaired_session_is_released_by_the_next_check(forest: Forest) -> Non
 # --- a session row that is gone ----------------------------------------------------
 
 
-def entry_rows(forest: Forest) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(forest.path)
-    rows = conn.execute("SELECT * FROM session_entries ORDER BY rowid").fetchall()
-    conn.close()
-    return rows
+def entry_rows(harness: Harness, forest: Forest) -> list[dict[str, Any]]:
+    return harness.dump(forest, "session_entries")["session_entries"]
 
 
-def delete_session_row(forest: Forest, sid: str) -> None:
-    """What a buggy tool could do before sessions refused deletes (or behind the trigger)."""
-    raw(forest, "DROP TRIGGER sessions_no_delete")
-    raw(forest, "DELETE FROM sessions WHERE id = ?", sid)
-
-
-def test_a_session_row_cannot_be_deleted_or_renamed(forest: Forest, healthy: str) -> None:
-    conn = sqlite3.connect(forest.path)
-    with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
-        conn.execute("DELETE FROM sessions WHERE id = ?", (healthy,))
-    with pytest.raises(sqlite3.IntegrityError, match="cannot change"):
-        conn.execute("UPDATE sessions SET id = 'renamed' WHERE id = ?", (healthy,))
-    conn.execute("UPDATE sessions SET title = 'still editable' WHERE id = ?", (healthy,))
-    conn.commit()
-    conn.close()
+@pytest.mark.needs("database_guards")
+def test_a_session_row_cannot_be_deleted_or_renamed(
+    forest: Forest, harness: Harness, healthy: str
+) -> None:
+    with pytest.raises(Refused, match="cannot be deleted"):
+        harness.delete_row(forest, "sessions", healthy)
+    with pytest.raises(Refused, match="cannot change"):
+        harness.update_row(forest, "sessions", healthy, id="renamed")
+    harness.update_row(forest, "sessions", healthy, title="still editable")
     assert forest.session(healthy).title == "still editable"
     assert len(forest.active_path(healthy)) == 3
 
 
-def test_entries_whose_session_row_is_gone_are_reported(forest: Forest, healthy: str) -> None:
+def test_entries_whose_session_row_is_gone_are_reported(
+    forest: Forest, harness: Harness, healthy: str
+) -> None:
     sid = forest.create_session(title="doomed")
     forest.append(sid, "user.message", user("one"))
     forest.append(sid, "user.message", user("two"))
-    delete_session_row(forest, sid)
+    harness.delete_session_row(forest, sid)
     report = forest.check()
     assert not report.ok
     assert [(p.session_id, p.code, p.entry_id) for p in report.problems] == [
@@ -179,15 +149,21 @@ def test_entries_whose_session_row_is_gone_are_reported(forest: Forest, healthy:
         forest.append(sid, "user.message", user("three"))
     with pytest.raises(SessionDamaged, match=f"forest repair {sid}"):
         forest.create_session(title="impostor", session_id=sid)
-    assert len(entry_rows(forest)) == 5
+    assert len(entry_rows(harness, forest)) == 5
     assert forest.session(healthy).quarantine is None
     assert len(forest.active_path(healthy)) == 3
 
 
-def test_a_head_row_left_by_a_deleted_empty_session_is_reported(forest: Forest) -> None:
+def test_a_head_row_left_by_a_deleted_empty_session_is_reported(
+    forest: Forest, harness: Harness
+) -> None:
     sid = forest.create_session()
-    raw(forest, "INSERT INTO session_heads VALUES (?, NULL, 't')", sid)
-    delete_session_row(forest, sid)
+    harness.insert_rows(
+        forest,
+        "session_heads",
+        [{"session_id": sid, "active_entry_id": None, "updated_at": "t"}],
+    )
+    harness.delete_session_row(forest, sid)
     report = forest.check()
     assert [(p.code, p.detail) for p in report.problems] == [
         ("missing-session", "the session row is gone but its head row remains")
@@ -196,9 +172,11 @@ def test_a_head_row_left_by_a_deleted_empty_session_is_reported(forest: Forest) 
         forest.create_session(session_id=sid)
 
 
-def test_entries_without_a_head_are_reported(forest: Forest, healthy: str) -> None:
+def test_entries_without_a_head_are_reported(
+    forest: Forest, harness: Harness, healthy: str
+) -> None:
     # Reads would show an empty session: every entry hidden.
-    raw(forest, "DELETE FROM session_heads WHERE session_id = ?", healthy)
+    harness.delete_row(forest, "session_heads", healthy)
     assert forest.active_path(healthy) == []
     report = forest.check()
     assert [(p.code, p.entry_id, p.detail) for p in report.problems] == [
@@ -211,27 +189,21 @@ def test_entries_without_a_head_are_reported(forest: Forest, healthy: str) -> No
 # --- unreadable schema versions ------------------------------------------------------
 
 
-def insert_version(forest: Forest, sid: str, eid: str, parent: str | None, version: int) -> None:
+def insert_version(
+    harness: Harness, forest: Forest, sid: str, eid: str, parent: str | None, version: int
+) -> None:
     """A row as a newer (or damaged) sessionforest left it, made the head."""
     seq = forest.session(sid).entry_count + 1
-    raw(
-        forest,
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, ?, 'user.message', '{\"content\":\"?\"}', 'context', 't')",
-        eid,
-        sid,
-        parent,
-        seq,
-        version,
-    )
-    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", eid, sid)
+    harness.unreadable_version(forest, sid, eid, parent, seq, version, payload={"content": "?"})
+    harness.update_row(forest, "session_heads", sid, active_entry_id=eid)
 
 
-def test_check_flags_entries_of_an_unreadable_schema_version(forest: Forest, healthy: str) -> None:
+def test_check_flags_entries_of_an_unreadable_schema_version(
+    forest: Forest, harness: Harness, healthy: str
+) -> None:
     sid = forest.create_session()
     root = forest.append(sid, "user.message", user("fine"))
-    insert_version(forest, sid, "v99", root.id, 99)
+    insert_version(harness, forest, sid, "v99", root.id, 99)
     report = forest.check()
     assert [(p.session_id, p.code, p.entry_id) for p in report.problems] == [
         (sid, "unsupported-version", "v99")
@@ -242,31 +214,35 @@ def test_check_flags_entries_of_an_unreadable_schema_version(forest: Forest, hea
 
 
 @pytest.mark.parametrize("below", ["head", "parent"])
-def test_append_refuses_to_write_below_an_unreadable_entry(forest: Forest, below: str) -> None:
+def test_append_refuses_to_write_below_an_unreadable_entry(
+    forest: Forest, harness: Harness, below: str
+) -> None:
     sid = forest.create_session()
     root = forest.append(sid, "user.message", user("fine"))
-    insert_version(forest, sid, "v99", root.id, 99)
+    insert_version(harness, forest, sid, "v99", root.id, 99)
     if below == "parent":  # the head elsewhere; the append names the entry
         forest.move_head(sid, root.id)
     parent = "v99" if below == "parent" else None
-    before = entry_rows(forest)
+    before = entry_rows(harness, forest)
     with pytest.raises(UnsupportedSchemaVersion) as err:
         forest.append(sid, "user.message", user("on top"), parent=parent)
     assert (err.value.entry_id, err.value.version, err.value.session_id) == ("v99", 99, sid)
     assert "refusing to append below" in str(err.value)
     with pytest.raises(UnsupportedSchemaVersion):
         forest.append_many(sid, [("user.message", user("a"), None)], parent=parent)
-    assert entry_rows(forest) == before
+    assert entry_rows(harness, forest) == before
 
 
-def test_only_an_ancestor_unreadable_is_fenced_off_by_check(forest: Forest) -> None:
+def test_only_an_ancestor_unreadable_is_fenced_off_by_check(
+    forest: Forest, harness: Harness
+) -> None:
     # Stores written before append refused it can hold a readable entry below an
     # unreadable one. Append checks only the parent (see forest._checked), so
     # `check` is what finds this and fences the session off.
     sid = forest.create_session()
     root = forest.append(sid, "user.message", user("fine"))
-    insert_version(forest, sid, "v99", root.id, 99)
-    insert_version(forest, sid, "child", "v99", 2)
+    insert_version(harness, forest, sid, "v99", root.id, 99)
+    insert_version(harness, forest, sid, "child", "v99", 2)
     report = forest.check()
     assert [(p.code, p.entry_id) for p in report.problems] == [("unsupported-version", "v99")]
     with pytest.raises(SessionQuarantined, match="unsupported-version at v99"):
@@ -274,13 +250,18 @@ def test_only_an_ancestor_unreadable_is_fenced_off_by_check(forest: Forest) -> N
 
 
 @pytest.mark.parametrize("head", ["ghost", "foreign"])
-def test_append_at_a_broken_head_writes_nothing(forest: Forest, healthy: str, head: str) -> None:
+def test_append_at_a_broken_head_writes_nothing(
+    forest: Forest, harness: Harness, healthy: str, head: str
+) -> None:
     # Before, the new entry named the missing (or foreign) head as its parent.
     sid = forest.create_session()
     forest.append(sid, "user.message", user("fine"))
     target = forest.head(healthy) if head == "foreign" else "ghost"
-    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", target, sid)
-    before = entry_rows(forest)
+    if head == "foreign":
+        harness.head_elsewhere(forest, sid, target)
+    else:
+        harness.head_nowhere(forest, sid, target)
+    before = entry_rows(harness, forest)
     with pytest.raises(SessionDamaged, match=f"head {target}"):
         forest.append(sid, "user.message", user("lost"))
-    assert entry_rows(forest) == before
+    assert entry_rows(harness, forest) == before

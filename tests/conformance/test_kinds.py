@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import io
-import sqlite3
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import (
     DeltaRefused,
     Forest,
@@ -112,12 +113,12 @@ def test_deltas_are_refused(forest: Forest, kind: str) -> None:
     assert forest.entries(sid) == []
 
 
-def test_legacy_kinds_are_not_appendable_but_readable(forest: Forest) -> None:
+def test_legacy_kinds_are_not_appendable_but_readable(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     with pytest.raises(LegacyKind) as err:
         forest.append(sid, "user.prompt", {"text": "hi"})
     assert err.value.replacement == "user.message"
-    _raw_insert(forest, sid, "old1", None, 1, 1, "user.prompt", '{"text":"legacy hello"}')
+    _raw_insert(harness, forest, sid, "old1", None, 1, 1, "user.prompt", {"text": "legacy hello"})
     entry = forest.entry(sid, "old1")
     assert entry.kind == "user.message"
     assert entry.payload == {"content": [{"type": "text", "text": "legacy hello"}]}
@@ -138,6 +139,7 @@ def test_visibility_can_be_chosen_and_is_validated(forest: Forest) -> None:
 
 
 def _raw_insert(
+    harness: Harness,
     forest: Forest,
     sid: str,
     eid: str,
@@ -145,28 +147,27 @@ def _raw_insert(
     seq: int,
     version: int,
     kind: str,
-    payload: str,
+    payload: dict[str, Any],
 ) -> None:
-    conn = sqlite3.connect(forest.path)
-    conn.execute(
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 'context', '2025-01-01T00:00:00.000Z')",
-        (eid, sid, parent, seq, version, kind, payload),
+    harness.add_entry(
+        forest,
+        sid,
+        eid,
+        parent,
+        seq,
+        version=version,
+        kind=kind,
+        payload=payload,
+        created_at="2025-01-01T00:00:00.000Z",
     )
-    conn.execute(
-        "INSERT INTO session_heads VALUES (?, ?, 't') "
-        "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id",
-        (sid, eid),
-    )
-    conn.commit()
-    conn.close()
+    harness.point_head(forest, sid, eid)
 
 
-def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
+def test_v1_payloads_are_upgraded_on_read(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
-    _raw_insert(forest, sid, "u1", None, 1, 1, "user.message", '{"text":"run ls"}')
+    _raw_insert(harness, forest, sid, "u1", None, 1, 1, "user.message", {"text": "run ls"})
     _raw_insert(
+        harness,
         forest,
         sid,
         "a1",
@@ -174,10 +175,18 @@ def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
         2,
         1,
         "assistant.message",
-        '{"text":"ok","tool_calls":[{"id":"t1","name":"bash","arguments":{"cmd":"ls"}}]}',
+        {"text": "ok", "tool_calls": [{"id": "t1", "name": "bash", "arguments": {"cmd": "ls"}}]},
     )
     _raw_insert(
-        forest, sid, "r1", "a1", 3, 1, "tool.completed", '{"tool_use_id":"t1","result":"a.txt"}'
+        harness,
+        forest,
+        sid,
+        "r1",
+        "a1",
+        3,
+        1,
+        "tool.completed",
+        {"tool_use_id": "t1", "result": "a.txt"},
     )
     path = forest.active_path(sid)
     assert [e.semantic_schema_version for e in path] == [1, 1, 1]
@@ -188,10 +197,10 @@ def test_v1_payloads_are_upgraded_on_read(forest: Forest) -> None:
     assert path[2].payload == {"call_id": "t1", "output": "a.txt", "is_error": False}
 
 
-def test_unknown_schema_version_fails_closed_everywhere(forest: Forest) -> None:
+def test_unknown_schema_version_fails_closed_everywhere(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     ok = forest.append(sid, "user.message", {"content": TEXT})
-    _raw_insert(forest, sid, "future", ok.id, 2, 3, "user.message", '{"content":"?"}')
+    _raw_insert(harness, forest, sid, "future", ok.id, 2, 3, "user.message", {"content": "?"})
     for read in (
         forest.active_path,
         forest.entries,
@@ -206,3 +215,50 @@ def test_unknown_schema_version_fails_closed_everywhere(forest: Forest) -> None:
         assert (err.value.entry_id, err.value.version) == ("future", 3)
     # Entries before the future one are still individually readable.
     assert forest.entry(sid, ok.id).payload == {"content": TEXT}
+
+
+# --- msgspec and kindcheck read the same contracts -----------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sessionforest.kinds import validate_payload  # noqa: E402
+
+_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.just("  ")
+_values = st.recursive(
+    _leaf, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(
+        st.sampled_from(["type", "text", "content", "id", "name", "input", "status", "reason"]),
+        inner, max_size=3), max_leaves=6,
+)  # fmt: skip
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
+    """A valid example with one value somewhere replaced or removed."""
+    kind = draw(st.sampled_from(sorted(VALID)))
+    payload = copy.deepcopy(VALID[kind])
+    node: Any = payload
+    while isinstance(node, dict | list) and node and draw(st.booleans()):
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        key = draw(st.sampled_from(keys))
+        if not isinstance(node[key], dict | list) or draw(st.booleans()):
+            if isinstance(node, dict) and draw(st.booleans()):
+                del node[key]
+            else:
+                node[key] = draw(_values)
+            break
+        node = node[key]
+    return kind, payload
+
+
+@settings(max_examples=400, deadline=None)
+@given(_mutated())
+def test_every_refusal_names_a_field_and_a_reason(case: tuple[str, Any]) -> None:
+    """Whatever msgspec refuses, kindcheck finds the field from the same types (never
+    falls back to msgspec's own words), and what it accepts is stored as given."""
+    kind, payload = case
+    try:
+        validate_payload(kind, payload)
+    except InvalidPayload as exc:
+        assert exc.kind == kind and exc.field and exc.reason
+        assert "Expected" not in exc.reason and " - at `" not in exc.reason

@@ -6,13 +6,13 @@ the Session is the reference model (a port of the Rust tree).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionforest import Forest, Session
+from conformance.backends import Harness
+from sessionforest import Session
 
 Op = tuple[str, Any]
 ops = st.lists(
@@ -30,11 +30,10 @@ ops = st.lists(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(program=ops)
-def test_forest_matches_the_session_model(tmp_path_factory: Any, program: list[Op]) -> None:
-    path: Path = tmp_path_factory.mktemp("eq") / "forest.db"
+def test_forest_matches_the_session_model(harness: Harness, program: list[Op]) -> None:
     model = Session()
     ids: dict[str, str] = {}  # model id -> forest id
-    with Forest.open(path) as forest:
+    with harness.fresh() as forest:
         sid = forest.create_session()
         for op, arg in program:
             if op == "append":

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import io
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest, ImportRejected, InvalidArgument, SessionExists
 
 
@@ -23,19 +23,8 @@ def exported(forest: Forest, sid: str) -> str:
     return out.getvalue()
 
 
-def rows(path: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(path)
-    try:
-        out: list[tuple[Any, ...]] = []
-        for table in ("sessions", "session_entries", "session_heads"):
-            out += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
-        return out
-    finally:
-        conn.close()
-
-
 @pytest.fixture
-def branched(forest: Forest) -> str:
+def branched(forest: Forest, harness: Harness) -> str:
     sid = forest.create_session(title="sqlite lock", harness="claude-code", cwd="/src/app")
     root = forest.append(sid, "user.message", user("why is the db locked? 🔒"))
     forest.append(
@@ -51,11 +40,13 @@ def branched(forest: Forest) -> str:
     return sid
 
 
-def test_round_trip_is_exact(forest: Forest, branched: str, tmp_path: Path) -> None:
+def test_round_trip_is_exact(
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path
+) -> None:
     text = exported(forest, branched)
     path = tmp_path / "s.jsonl"
     path.write_text(text)
-    other = Forest.open(tmp_path / "other.db")
+    other = harness.fresh()
     sid = other.import_jsonl(path)
     assert sid == branched
     assert exported(other, sid) == text
@@ -109,14 +100,14 @@ def _corrupt_cases(lines: list[dict[str, Any]]) -> list[tuple[str, list[str], in
 
 
 def test_bad_files_name_file_and_line_and_leave_the_store_unchanged(
-    forest: Forest, branched: str, tmp_path: Path
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path
 ) -> None:
     lines = _lines(forest, branched)
     lines[0]["id"] = "fresh-session"  # so SessionExists is not what fails
-    target = Forest.open(tmp_path / "target.db")
+    target = harness.fresh()
     keep = target.create_session(title="already here")
     target.append(keep, "user.message", user("precious"))
-    before = rows(target.path)
+    before = harness.dump(target)
     for name, file_lines, line, needle in _corrupt_cases(lines):
         path = tmp_path / f"{name.replace(' ', '-')}.jsonl"
         path.write_text("\n".join(file_lines) + "\n")
@@ -125,41 +116,37 @@ def test_bad_files_name_file_and_line_and_leave_the_store_unchanged(
         assert err.value.path == str(path), name
         assert err.value.line == line, (name, str(err.value))
         assert needle in str(err.value), (name, str(err.value))
-        assert rows(target.path) == before, name
+        assert harness.dump(target) == before, name
     target.close()
 
 
 def test_an_id_already_in_the_store_is_rejected(
-    forest: Forest, branched: str, tmp_path: Path
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path
 ) -> None:
     lines = _lines(forest, branched)
     lines[0]["id"] = "another-session"
     path = tmp_path / "clash.jsonl"
     path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
-    before = rows(forest.path)
+    before = harness.dump(forest)
     with pytest.raises(ImportRejected, match="already exists") as err:
         forest.import_jsonl(path)
     assert err.value.line == 2
-    assert rows(forest.path) == before
+    assert harness.dump(forest) == before
 
 
 def test_leftovers_of_a_deleted_session_row_are_not_adopted(
-    forest: Forest, branched: str, tmp_path: Path
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(exported(forest, branched))
-    conn = sqlite3.connect(forest.path)
-    conn.execute("DROP TRIGGER sessions_no_delete")
-    conn.execute("DELETE FROM sessions WHERE id = ?", (branched,))
-    conn.commit()
-    conn.close()
-    before = rows(forest.path)
+    harness.delete_session_row(forest, branched)
+    before = harness.dump(forest)
     # Before, the row went in and the entries then failed on an internal assertion.
     with pytest.raises(ImportRejected) as err:
         forest.import_jsonl(path)
     assert err.value.line == 1
     assert f"forest repair {branched}" in str(err.value)
-    assert rows(forest.path) == before
+    assert harness.dump(forest) == before
 
 
 # --- nothing in the file is trusted ----------------------------------------------------
@@ -193,6 +180,7 @@ UNTRUSTED = [
 )
 def test_untrusted_fields_are_refused_with_file_line_and_entry(
     forest: Forest,
+    harness: Harness,
     branched: str,
     tmp_path: Path,
     name: str,
@@ -209,8 +197,8 @@ def test_untrusted_fields_are_refused_with_file_line_and_entry(
         lines[index][field] = value
     path = tmp_path / "untrusted.jsonl"
     path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
-    target = Forest.open(tmp_path / "target.db")
-    before = rows(target.path)
+    target = harness.fresh()
+    before = harness.dump(target)
     with pytest.raises(ImportRejected) as err:
         target.import_jsonl(path)
     assert (err.value.path, err.value.line) == (str(path), index + 1)
@@ -218,18 +206,20 @@ def test_untrusted_fields_are_refused_with_file_line_and_entry(
     # An entry is named when its id is one; a bad id is not echoed as an id.
     expected = lines[index]["id"] if index and field != "id" else None
     assert err.value.entry_id == expected
-    assert rows(target.path) == before
+    assert harness.dump(target) == before
     target.close()
 
 
-def test_times_are_stored_in_the_forest_form(forest: Forest, branched: str, tmp_path: Path) -> None:
+def test_times_are_stored_in_the_forest_form(
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path
+) -> None:
     lines = _lines(forest, branched)
     lines[0]["id"] = "zoned"
     lines[0]["created_at"] = "2025-03-01T10:00:00+02:00"
     lines[1]["created_at"] = "2025-03-01T10:00:01.123456+02:00"
     path = tmp_path / "zoned.jsonl"
     path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
-    other = Forest.open(tmp_path / "other.db")
+    other = harness.fresh()
     other.import_jsonl(path)
     assert other.session("zoned").created_at == "2025-03-01T08:00:00.000Z"
     assert other.entries("zoned")[0].created_at == "2025-03-01T08:00:01.123Z"
@@ -237,7 +227,7 @@ def test_times_are_stored_in_the_forest_form(forest: Forest, branched: str, tmp_
 
 
 def test_a_line_over_the_cap_is_refused_before_it_is_loaded(
-    forest: Forest, branched: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    forest: Forest, harness: Harness, branched: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sessionforest.io import common
 
@@ -247,10 +237,10 @@ def test_a_line_over_the_cap_is_refused_before_it_is_loaded(
     path = tmp_path / "big.jsonl"
     path.write_text("\n".join(orjson.dumps(o).decode() for o in lines) + "\n")
     monkeypatch.setattr(common, "MAX_LINE", 1 << 20)
-    before = rows(forest.path)
+    before = harness.dump(forest)
     with pytest.raises(ImportRejected, match=r":3: line is longer than 1 MiB; refusing to load"):
         forest.import_jsonl(path)
-    assert rows(forest.path) == before
+    assert harness.dump(forest) == before
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,12 @@ something it never said. Each case checks the store is exactly as it was.
 from __future__ import annotations
 
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest, ImportRejected, InvalidArgument, InvalidPayload, Session
 from sessionforest.model import ChatSpec
 
@@ -32,30 +32,23 @@ def user(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
-def everything(forest: Forest) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(forest.path)
-    found: list[tuple[Any, ...]] = []
-    for table in ("sessions", "session_entries", "session_heads", "agents"):
-        found += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY rowid")]
-    conn.close()
-    return found
-
-
 @pytest.mark.parametrize(("number", "name"), NONFINITE)
-def test_append_names_kind_and_field(forest: Forest, number: float, name: str) -> None:
+def test_append_names_kind_and_field(
+    forest: Forest, harness: Harness, number: float, name: str
+) -> None:
     sid = forest.create_session()
     forest.append(sid, "user.message", user("before"))
-    before = everything(forest)
+    before = harness.dump(forest)
     with pytest.raises(InvalidPayload) as err:
         forest.append(sid, "assistant.message", tool_call(number))
     assert (err.value.kind, err.value.field) == ("assistant.message", "content[0].input.x")
     assert name in err.value.reason and "null" in err.value.reason
-    assert everything(forest) == before
+    assert harness.dump(forest) == before
 
 
-def test_append_many_writes_none_of_the_chain(forest: Forest) -> None:
+def test_append_many_writes_none_of_the_chain(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
-    before = everything(forest)
+    before = harness.dump(forest)
     items = [
         ("user.message", user("fine"), None),
         ("provider.notification", {"provider": "p", "event": {"deep": [1.0, [math.nan]]}}, None),
@@ -63,7 +56,7 @@ def test_append_many_writes_none_of_the_chain(forest: Forest) -> None:
     with pytest.raises(InvalidPayload) as err:
         forest.append_many(sid, items)
     assert (err.value.kind, err.value.field) == ("provider.notification", "event.deep[1][0]")
-    assert everything(forest) == before
+    assert harness.dump(forest) == before
 
 
 def test_a_stamp_given_by_the_caller_is_refused_too(forest: Forest) -> None:
@@ -82,19 +75,19 @@ def test_nulls_and_the_word_null_still_store_exactly(forest: Forest) -> None:
     assert forest.entry(sid, entry.id).payload == payload
 
 
-def test_the_bulk_import_writer_refuses_before_queueing(forest: Forest) -> None:
+def test_the_bulk_import_writer_refuses_before_queueing(forest: Forest, harness: Harness) -> None:
     spec = ChatSpec("chat", "t", "test", "2025-01-01T00:00:00.000Z", "test", "/src", "s1")
-    before = everything(forest)
+    before = harness.dump(forest)
     with pytest.raises(InvalidPayload) as err, forest.bulk_chat(spec, Path("/src")) as chat:
         chat.add("a", None, "user.message", user("fine"), "2025-01-01T00:00:00.000Z")
         chat.add("b", "a", "assistant.message", tool_call(math.inf), "2025-01-01T00:00:00.000Z")
     assert err.value.field == "content[0].input.x"
-    assert everything(forest) == before
+    assert harness.dump(forest) == before
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_native_import_refuses_with_file_and_line(
-    forest: Forest, tmp_path: Path, number: str
+    forest: Forest, harness: Harness, tmp_path: Path, number: str
 ) -> None:
     # orjson refuses these literals (and overflowing numbers) while parsing: a
     # native file cannot smuggle a non-finite number in.
@@ -110,23 +103,21 @@ def test_native_import_refuses_with_file_and_line(
     ).replace("NUMBER", number)
     path = tmp_path / "s.jsonl"
     path.write_text(header + "\n" + entry + "\n")
-    before = everything(forest)
+    before = harness.dump(forest)
     with pytest.raises(ImportRejected) as err:
         forest.import_jsonl(path)
     assert (err.value.path, err.value.line) == (str(path), 2)
-    assert everything(forest) == before
+    assert harness.dump(forest) == before
 
 
-def test_a_worker_policy_is_refused_with_its_field(forest: Forest) -> None:
+def test_a_worker_policy_is_refused_with_its_field(forest: Forest, harness: Harness) -> None:
     orchestrator = forest.add_orchestrator(forest.create_session())
-    before = everything(forest)
+    before = harness.dump(forest)
     with pytest.raises(InvalidArgument) as err:
         forest.add_worker(orchestrator, forest.create_session(), {"budget": {"max": math.inf}})
     assert err.value.argument == "policy"
     assert "'budget.max' is Infinity" in err.value.reason
-    assert [r for r in everything(forest) if r[0] == "agents"] == [
-        r for r in before if r[0] == "agents"
-    ]
+    assert harness.dump(forest)["agents"] == before["agents"]
 
 
 def test_the_in_memory_session_refuses_what_its_jsonl_would_turn_into_null() -> None:

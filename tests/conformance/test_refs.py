@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import AmbiguousId, Forest, UnknownEntry, UnknownSession
-from sessionforest.store.sqlite import refs
-from sessionforest.store.sqlite.refs import one_typo_away, prefix_bounds
 
 # Shaped like minted ids (26 Crockford base32 characters), chosen to share prefixes.
 A = "01k7aaaaaaaaaaaaaaaaaaaaaa"
@@ -34,12 +33,6 @@ def named(forest: Forest) -> Forest:
     return forest
 
 
-def _queries(forest: Forest) -> list[str]:
-    seen: list[str] = []
-    forest._conn.set_trace_callback(seen.append)
-    return seen
-
-
 @pytest.mark.parametrize(
     ("ref", "expected"),
     [(A, A), ("01k7aa", A), ("01k7ab", B), ("01k9", C), ("01k9cccccccccccccccccccccc", C)],
@@ -48,14 +41,15 @@ def test_a_unique_prefix_names_its_session(named: Forest, ref: str, expected: st
     assert named.resolve_session(ref) == expected
 
 
-def test_a_full_id_costs_no_query(named: Forest) -> None:
-    seen = _queries(named)
-    assert named.resolve_session(A) == A
-    sid = named.create_session()
-    entry = named.append(sid, "user.message", _text("hi"))
-    seen.clear()
-    assert named.resolve_session(sid) == sid
-    assert named.resolve_entry(sid, entry.id) == entry.id
+@pytest.mark.needs("statement_trace")
+def test_a_full_id_costs_no_query(named: Forest, harness: Harness) -> None:
+    with harness.statements(named) as seen:
+        assert named.resolve_session(A) == A
+        sid = named.create_session()
+        entry = named.append(sid, "user.message", _text("hi"))
+        seen.clear()
+        assert named.resolve_session(sid) == sid
+        assert named.resolve_entry(sid, entry.id) == entry.id
     assert seen == []
 
 
@@ -164,9 +158,9 @@ def test_an_entry_prefix_only_matches_entries_of_that_session(
     assert caught.value.session_id == other
 
 
-def imported(forest: Forest, tmp_path: Path, sid: str, ids: list[str]) -> None:
+def imported(harness: Harness, forest: Forest, tmp_path: Path, sid: str, ids: list[str]) -> None:
     """A session `sid` whose chain of entries has exactly `ids` (as an import may carry)."""
-    scratch = Forest.open(tmp_path / "scratch.db")
+    scratch = harness.fresh()
     minted = scratch.create_session("imported")
     made = [scratch.append(minted, "user.message", _text(i)).id for i in ids]
     out = io.StringIO()
@@ -180,8 +174,10 @@ def imported(forest: Forest, tmp_path: Path, sid: str, ids: list[str]) -> None:
     forest.import_jsonl(path)
 
 
-def test_an_ambiguous_entry_prefix_lists_sequence_and_kind(forest: Forest, tmp_path: Path) -> None:
-    imported(forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
+def test_an_ambiguous_entry_prefix_lists_sequence_and_kind(
+    forest: Forest, harness: Harness, tmp_path: Path
+) -> None:
+    imported(harness, forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
     assert forest.resolve_entry("chat", "3f1") == "3f1c"
     with pytest.raises(AmbiguousId) as caught:
         forest.resolve_entry("chat", "3f0")
@@ -196,10 +192,10 @@ def test_an_ambiguous_entry_prefix_lists_sequence_and_kind(forest: Forest, tmp_p
 
 
 def test_digits_are_an_id_first_then_a_sequence_number_then_a_prefix(
-    forest: Forest, tmp_path: Path
+    forest: Forest, harness: Harness, tmp_path: Path
 ) -> None:
     # Sequences 1..4; the entry at sequence 3 has the id "1".
-    imported(forest, tmp_path, "chat", ["a", "b", "1", "77"])
+    imported(harness, forest, tmp_path, "chat", ["a", "b", "1", "77"])
     assert forest.resolve_entry("chat", "1") == "1"  # an id of digits stays addressable
     assert forest.resolve_entry("chat", "2") == "b"  # else the sequence number
     assert forest.resolve_entry("chat", "7") == "77"  # else a prefix
@@ -220,35 +216,10 @@ def test_bad_refs_are_misses_not_crashes(named: Forest) -> None:
             named.resolve_session(ref)
 
 
-@pytest.mark.parametrize(
-    ("prefix", "hi"),
-    [("ab", "ac"), ("a\U0010ffff", "b"), ("a\ud7ff", "a\ue000"), ("\U0010ffff", b"")],
-)
-def test_prefix_bounds_cover_exactly_the_ids_starting_with_it(prefix: str, hi: str | bytes) -> None:
-    assert prefix_bounds(prefix) == (prefix, hi)
-
-
-@pytest.mark.parametrize(
-    ("ref", "candidate", "close"),
-    [
-        ("abcd", "abcdef", False),  # a plain prefix resolves; it is not a typo
-        ("abxd", "abcdef", True),
-        ("abd", "abcdef", True),
-        ("abccd", "abcdef", True),
-        ("acbd", "abcdef", True),
-        ("axyd", "abcdef", False),
-        ("abcdefg", "abcdef", True),
-        ("ABCD", "abcdef", True),
-    ],
-)
-def test_one_typo_away(ref: str, candidate: str, close: bool) -> None:
-    assert one_typo_away(ref, candidate) is close
-
-
 def test_an_entry_miss_suggests_entries_one_typo_away(
-    forest: Forest, chain: tuple[str, list[str]], tmp_path: Path
+    forest: Forest, harness: Harness, chain: tuple[str, list[str]], tmp_path: Path
 ) -> None:
-    imported(forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
+    imported(harness, forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
     with pytest.raises(UnknownEntry) as caught:
         forest.resolve_entry("chat", "3f1d")
     assert caught.value.suggestions == ({"id": "3f1c", "sequence": 3, "kind": "user.message"},)
@@ -264,25 +235,6 @@ def test_an_entry_miss_suggests_entries_one_typo_away(
         with pytest.raises(UnknownEntry) as caught:
             call()
         assert ids[1] in [s["id"] for s in caught.value.suggestions]
-
-
-@pytest.mark.parametrize("scan", [1, 2, 1000])
-def test_entry_prefixes_resolve_the_same_past_the_scan_limit(
-    forest: Forest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: int
-) -> None:
-    # Other sessions' ids crowd the same range: a narrow scan of the id index
-    # cannot conclude, and the session's own entries decide.
-    imported(forest, tmp_path, "chat", ["3f0a", "3f0b", "3f1c"])
-    (tmp_path / "more").mkdir()
-    imported(forest, tmp_path / "more", "other", ["3f0", "3f1", "3f1d"])
-    monkeypatch.setattr(refs, "PREFIX_SCAN", scan)
-    assert forest.resolve_entry("chat", "3f1") == "3f1c"
-    assert forest.resolve_entry("other", "3f1") == "3f1"  # exact wins
-    with pytest.raises(AmbiguousId) as caught:
-        forest.resolve_entry("chat", "3f")
-    assert caught.value.count == 3
-    with pytest.raises(UnknownEntry):
-        forest.resolve_entry("chat", "3f1d")
 
 
 def test_untitled_candidates_say_so(forest: Forest) -> None:

@@ -1,71 +1,54 @@
 """`repair`: re-link what can be re-linked, never touch an entry, release only when clean.
 
-Every store here is damaged with raw SQL behind the forest's back (dropping
-the trigger that guards what is damaged), as a buggy tool or disk might.
+Every store here is damaged behind the forest's back (past the database's
+guards, through the harness), as a buggy tool or disk might.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.backends import Harness
 from sessionforest import Forest, RepairReport, SessionQuarantined, UnknownSession
-from sessionforest.store.sqlite.repair import RECOVERED_TITLE
+
+T = "2025-01-02T00:00:00.000Z"
+# What a recreated session row is called, on every backend.
+RECOVERED_TITLE = "(recovered session)"
 
 
 def user(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
-def raw(forest: Forest, sql: str, *args: Any) -> None:
-    conn = sqlite3.connect(forest.path)
-    conn.execute(sql, args)
-    conn.commit()
-    conn.close()
-
-
-def rows(forest: Forest, table: str = "session_entries") -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(forest.path)
-    found = conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
-    conn.close()
-    return found
+def rows(harness: Harness, forest: Forest, table: str = "session_entries") -> list[dict[str, Any]]:
+    return harness.dump(forest, table)[table]
 
 
 def insert(
-    forest: Forest, sid: str, eid: str, parent: str | None, seq: int, version: int = 2
+    harness: Harness,
+    forest: Forest,
+    sid: str,
+    eid: str,
+    parent: str | None,
+    seq: int,
+    version: int = 2,
 ) -> None:
-    raw(
-        forest,
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, ?, 'user.message', "
-        '\'{"content":[{"type":"text","text":"x"}]}\', \'context\', \'2025-01-02T00:00:00.000Z\')',
-        eid,
-        sid,
-        parent,
-        seq,
-        version,
-    )
+    harness.add_entry(forest, sid, eid, parent, seq, version=version, created_at=T)
 
 
-def set_head(forest: Forest, sid: str, head: str | None) -> None:
-    raw(forest, "UPDATE session_heads SET active_entry_id = ? WHERE session_id = ?", head, sid)
+def set_head(harness: Harness, forest: Forest, sid: str, head: str | None) -> None:
+    harness.update_row(forest, "session_heads", sid, active_entry_id=head)
 
 
-def delete_session_row(forest: Forest, sid: str) -> None:
-    raw(forest, "DROP TRIGGER IF EXISTS sessions_no_delete")
-    raw(forest, "DELETE FROM sessions WHERE id = ?", sid)
-
-
-def repaired(forest: Forest, sid: str) -> RepairReport:
+def repaired(harness: Harness, forest: Forest, sid: str) -> RepairReport:
     """Repair, asserting the one promise every case shares: no entry was touched."""
-    before = rows(forest)
+    before = rows(harness, forest)
     report = forest.repair(sid)
-    assert rows(forest) == before
+    assert rows(harness, forest) == before
     return report
 
 
@@ -82,11 +65,13 @@ def branched(forest: Forest) -> dict[str, Any]:
     return ids
 
 
-def test_a_deleted_session_row_is_recreated_and_released(forest: Forest, branched: Any) -> None:
+def test_a_deleted_session_row_is_recreated_and_released(
+    forest: Forest, harness: Harness, branched: Any
+) -> None:
     sid = branched["sid"]
-    delete_session_row(forest, sid)
+    harness.delete_session_row(forest, sid)
     assert not forest.check().ok
-    report = repaired(forest, sid)
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["recreated-session-row"]
     assert "title, harness, directory, status and import source" in report.actions[0].detail
     assert (report.ok, report.released, report.quarantine, report.unrepaired) == (
@@ -108,28 +93,30 @@ def test_a_deleted_session_row_is_recreated_and_released(forest: Forest, branche
     assert forest.check().ok
 
 
-def test_a_recreated_row_with_a_broken_head_gets_both_fixed(forest: Forest, branched: Any) -> None:
+def test_a_recreated_row_with_a_broken_head_gets_both_fixed(
+    forest: Forest, harness: Harness, branched: Any
+) -> None:
     sid = branched["sid"]
-    set_head(forest, sid, "ghost")
-    delete_session_row(forest, sid)
-    report = repaired(forest, sid)
+    set_head(harness, forest, sid, "ghost")
+    harness.delete_session_row(forest, sid)
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["recreated-session-row", "moved-head"]
     assert report.released and forest.head(sid) == branched["c"]
 
 
 @pytest.mark.parametrize("broken", ["ghost", "foreign"])
 def test_a_broken_head_moves_to_the_newest_intact_entry(
-    forest: Forest, branched: Any, broken: str
+    forest: Forest, harness: Harness, branched: Any, broken: str
 ) -> None:
     sid = branched["sid"]
     other = forest.create_session()
     foreign = forest.append(other, "user.message", user("elsewhere")).id
     target = "ghost" if broken == "ghost" else foreign
-    set_head(forest, sid, target)
+    set_head(harness, forest, sid, target)
     forest.check()
     with pytest.raises(SessionQuarantined):
         forest.head(sid)
-    report = repaired(forest, sid)
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["moved-head"]
     detail = report.actions[0].detail
     assert target in detail and branched["c"] in detail and "sequence 4" in detail
@@ -140,36 +127,42 @@ def test_a_broken_head_moves_to_the_newest_intact_entry(
     assert forest.head(other) == foreign
 
 
-def test_entries_without_a_head_get_one(forest: Forest, branched: Any) -> None:
+def test_entries_without_a_head_get_one(forest: Forest, harness: Harness, branched: Any) -> None:
     sid = branched["sid"]
-    raw(forest, "DELETE FROM session_heads WHERE session_id = ?", sid)
-    report = repaired(forest, sid)
+    harness.delete_row(forest, "session_heads", sid)
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["set-head"]
     assert "had entries but no head" in report.actions[0].detail
     assert forest.head(sid) == branched["c"]
     assert not report.released  # check never ran: nothing was fenced off to release
 
 
-def test_a_dangling_head_of_an_empty_session_is_cleared(forest: Forest) -> None:
+def test_a_dangling_head_of_an_empty_session_is_cleared(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'ghost', 't')", sid)
-    report = repaired(forest, sid)
+    harness.insert_rows(
+        forest,
+        "session_heads",
+        [{"session_id": sid, "active_entry_id": "ghost", "updated_at": "t"}],
+    )
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["cleared-head"]
     assert forest.head(sid) is None and report.ok
 
 
-def test_the_head_skips_entries_whose_path_is_broken(forest: Forest, branched: Any) -> None:
+def test_the_head_skips_entries_whose_path_is_broken(
+    forest: Forest, harness: Harness, branched: Any
+) -> None:
     # Newer than every intact entry, but below a missing parent / inside a cycle /
     # below an unreadable entry: none of them may become the head.
     sid = branched["sid"]
-    insert(forest, sid, "orphan", "vanished", 5)
-    insert(forest, sid, "below-orphan", "orphan", 6)
-    insert(forest, sid, "future", branched["c"], 7, version=99)
-    insert(forest, sid, "below-future", "future", 8)
-    insert(forest, sid, "loop1", "loop2", 9)
-    insert(forest, sid, "loop2", "loop1", 10)
-    set_head(forest, sid, "ghost")
-    report = repaired(forest, sid)
+    insert(harness, forest, sid, "orphan", "vanished", 5)
+    insert(harness, forest, sid, "below-orphan", "orphan", 6)
+    insert(harness, forest, sid, "future", branched["c"], 7, version=99)
+    insert(harness, forest, sid, "below-future", "future", 8)
+    insert(harness, forest, sid, "loop1", "loop2", 9)
+    insert(harness, forest, sid, "loop2", "loop1", 10)
+    set_head(harness, forest, sid, "ghost")
+    report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["moved-head"]
     assert forest.session(sid).head == branched["c"]
     # The entries themselves stay as they were, and so does the quarantine.
@@ -195,26 +188,26 @@ def test_the_head_skips_entries_whose_path_is_broken(forest: Forest, branched: A
     ],
 )
 def test_damage_stored_in_entries_is_reported_with_why_and_stays_quarantined(
-    forest: Forest, branched: Any, damage: str, code: str, why: str
+    forest: Forest, harness: Harness, branched: Any, damage: str, code: str, why: str
 ) -> None:
     sid = branched["sid"]
     other = forest.create_session()
     foreign = forest.append(other, "user.message", user("elsewhere")).id
     if damage == "orphan":
-        insert(forest, sid, "x", "vanished", 5)
+        insert(harness, forest, sid, "x", "vanished", 5)
     elif damage == "cross":
-        insert(forest, sid, "x", foreign, 5)
+        insert(harness, forest, sid, "x", foreign, 5)
     elif damage == "cycle":
-        insert(forest, sid, "x", "y", 5)
-        insert(forest, sid, "y", "x", 6)
+        insert(harness, forest, sid, "x", "y", 5)
+        insert(harness, forest, sid, "y", "x", 6)
     elif damage == "gap":
-        insert(forest, sid, "x", branched["c"], 9)
+        insert(harness, forest, sid, "x", branched["c"], 9)
     else:
-        insert(forest, sid, "x", branched["c"], 5, version=99)
-    heads_before = rows(forest, "session_heads")
-    report = repaired(forest, sid)
+        insert(harness, forest, sid, "x", branched["c"], 5, version=99)
+    heads_before = rows(harness, forest, "session_heads")
+    report = repaired(harness, forest, sid)
     assert report.actions == ()  # the head (b) is valid: nothing to re-link
-    assert rows(forest, "session_heads") == heads_before
+    assert rows(harness, forest, "session_heads") == heads_before
     assert [u.problem.code for u in report.unrepaired] == [code]
     assert why in report.unrepaired[0].why
     if damage != "version":
@@ -230,39 +223,45 @@ def test_damage_stored_in_entries_is_reported_with_why_and_stays_quarantined(
     assert forest.session(other).quarantine is None
 
 
-def test_a_head_with_no_intact_entry_to_move_to_is_left_and_explained(forest: Forest) -> None:
+def test_a_head_with_no_intact_entry_to_move_to_is_left_and_explained(
+    forest: Forest, harness: Harness
+) -> None:
     sid = forest.create_session()
-    insert(forest, sid, "x", "vanished", 1)
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'ghost', 't')", sid)
-    report = repaired(forest, sid)
+    insert(harness, forest, sid, "x", "vanished", 1)
+    harness.insert_rows(
+        forest,
+        "session_heads",
+        [{"session_id": sid, "active_entry_id": "ghost", "updated_at": "t"}],
+    )
+    report = repaired(harness, forest, sid)
     assert report.actions == ()
-    assert rows(forest, "session_heads")[0][1] == "ghost"
+    assert rows(harness, forest, "session_heads")[0]["active_entry_id"] == "ghost"
     left = {u.problem.code: u.why for u in report.unrepaired}
     assert set(left) == {"orphan-parent", "invalid-head"}
     assert "no entry of this session has an intact path" in left["invalid-head"]
 
 
 def test_a_healthy_session_needs_nothing_and_a_hand_fixed_one_is_released(
-    forest: Forest, branched: Any
+    forest: Forest, harness: Harness, branched: Any
 ) -> None:
     sid = branched["sid"]
-    heads = rows(forest, "session_heads")
-    report = repaired(forest, sid)
+    heads = rows(harness, forest, "session_heads")
+    report = repaired(harness, forest, sid)
     assert (report.actions, report.unrepaired, report.released, report.ok) == ((), (), False, True)
-    assert rows(forest, "session_heads") == heads
-    raw(forest, "UPDATE sessions SET quarantine = 'fixed by hand since' WHERE id = ?", sid)
-    assert repaired(forest, sid).released
+    assert rows(harness, forest, "session_heads") == heads
+    harness.set_quarantine(forest, sid, "fixed by hand since")
+    assert repaired(harness, forest, sid).released
     assert forest.session(sid).quarantine is None
 
 
-def test_repair_judges_only_its_session(forest: Forest, branched: Any) -> None:
+def test_repair_judges_only_its_session(forest: Forest, harness: Harness, branched: Any) -> None:
     sid = branched["sid"]
     other = forest.create_session()
-    insert(forest, other, "x", "vanished", 1)
-    raw(forest, "INSERT INTO session_heads VALUES (?, 'x', 't')", other)
-    set_head(forest, sid, "ghost")
+    insert(harness, forest, other, "x", "vanished", 1)
+    harness.point_head(forest, other, "x")
+    set_head(harness, forest, sid, "ghost")
     forest.check()
-    report = repaired(forest, sid)
+    report = repaired(harness, forest, sid)
     assert report.released and report.ok
     assert forest.session(other).quarantine is not None
 
@@ -272,11 +271,11 @@ def test_an_unknown_session_is_refused(forest: Forest) -> None:
         forest.repair("nobody")
 
 
-def test_the_report_as_json(forest: Forest, branched: Any) -> None:
+def test_the_report_as_json(forest: Forest, harness: Harness, branched: Any) -> None:
     sid = branched["sid"]
-    insert(forest, sid, "x", "vanished", 5)
-    set_head(forest, sid, "ghost")
-    doc = repaired(forest, sid).to_json()
+    insert(harness, forest, sid, "x", "vanished", 5)
+    set_head(harness, forest, sid, "ghost")
+    doc = repaired(harness, forest, sid).to_json()
     assert doc["ok"] is False and doc["released"] is False
     assert doc["session_id"] == sid
     assert doc["actions"][0]["code"] == "moved-head"
@@ -299,7 +298,7 @@ DAMAGE = ["row", "ghost-head", "foreign-head", "no-head", "orphan", "future"]
     damage=st.lists(st.sampled_from(DAMAGE), min_size=1, max_size=3, unique=True),
 )
 def test_repair_never_touches_an_entry_and_ok_means_readable(
-    forest: Forest, parents: list[int], damage: list[str]
+    forest: Forest, harness: Harness, parents: list[int], damage: list[str]
 ) -> None:
     sid = forest.create_session()
     other = forest.create_session()
@@ -312,19 +311,19 @@ def test_repair_never_touches_an_entry_and_ok_means_readable(
     for kind in damage:
         if kind == "orphan":
             seq += 1
-            insert(forest, sid, f"{sid}-orphan", "vanished", seq)
+            insert(harness, forest, sid, f"{sid}-orphan", "vanished", seq)
         elif kind == "future":
             seq += 1
-            insert(forest, sid, f"{sid}-future", ids[-1], seq, version=99)
+            insert(harness, forest, sid, f"{sid}-future", ids[-1], seq, version=99)
         elif kind == "ghost-head":
-            set_head(forest, sid, "ghost")
+            set_head(harness, forest, sid, "ghost")
         elif kind == "foreign-head":
-            set_head(forest, sid, foreign)
+            set_head(harness, forest, sid, foreign)
         elif kind == "no-head":
-            raw(forest, "DELETE FROM session_heads WHERE session_id = ?", sid)
+            harness.delete_row(forest, "session_heads", sid)
     if "row" in damage:
-        delete_session_row(forest, sid)
-    report = repaired(forest, sid)  # asserts every entry row is as it was
+        harness.delete_session_row(forest, sid)
+    report = repaired(harness, forest, sid)  # asserts every entry row is as it was
     fresh = [p for p in forest.check(quarantine=False).problems if p.session_id == sid]
     assert [u.problem for u in report.unrepaired] == fresh
     # Only damage stored in entries outlives a repair.

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness, Refused
 from sessionforest import (
     ForeignEntry,
     Forest,
@@ -24,18 +24,6 @@ def user(text: str) -> dict[str, Any]:
 
 def assistant(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "model": "test-model"}
-
-
-def dump(forest: Forest) -> list[tuple[Any, ...]]:
-    """Every row of every table, for 'the store is exactly as it was' checks."""
-    conn = sqlite3.connect(forest.path)
-    try:
-        rows: list[tuple[Any, ...]] = []
-        for table in ("sessions", "session_entries", "session_heads"):
-            rows += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")]
-        return rows
-    finally:
-        conn.close()
 
 
 def test_linear_chain(forest: Forest) -> None:
@@ -99,11 +87,13 @@ def test_sequences_are_per_session(forest: Forest) -> None:
     assert [e.sequence for e in forest.entries(b)] == [1]
 
 
-def test_unknown_and_foreign_parents_are_refused_and_store_unchanged(forest: Forest) -> None:
+def test_unknown_and_foreign_parents_are_refused_and_store_unchanged(
+    forest: Forest, harness: Harness
+) -> None:
     a, b = forest.create_session(), forest.create_session()
     forest.append(a, "user.message", user("mine"))
     theirs = forest.append(b, "user.message", user("theirs"))
-    before = dump(forest)
+    before = harness.dump(forest)
     with pytest.raises(UnknownEntry) as unknown:
         forest.append(a, "user.message", user("x"), parent="no-such-entry")
     assert unknown.value.entry_id == "no-such-entry"
@@ -114,20 +104,20 @@ def test_unknown_and_foreign_parents_are_refused_and_store_unchanged(forest: For
         forest.move_head(a, theirs.id)
     with pytest.raises(UnknownSession):
         forest.append("no-such-session", "user.message", user("x"))
-    assert dump(forest) == before
+    assert harness.dump(forest) == before
 
 
-def test_expect_head_refuses_when_the_head_moved(forest: Forest) -> None:
+def test_expect_head_refuses_when_the_head_moved(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     first = forest.append(sid, "user.message", user("q"), expect_head=None)
     seen = forest.head(sid)
     forest.append(sid, "assistant.message", assistant("another writer"))
-    before = dump(forest)
+    before = harness.dump(forest)
     with pytest.raises(HeadMoved) as moved:
         forest.append(sid, "user.message", user("stale"), expect_head=seen)
     assert moved.value.expected == first.id
     assert moved.value.actual == forest.head(sid)
-    assert dump(forest) == before
+    assert harness.dump(forest) == before
     ok = forest.append(sid, "user.message", user("fresh"), expect_head=forest.head(sid))
     assert forest.head(sid) == ok.id
 
@@ -153,59 +143,48 @@ def test_checkpoints_are_entries_and_latest_label_wins(forest: Forest) -> None:
     assert missing.value.label == "nope"
 
 
-def test_navigation_never_mutates_entries(forest: Forest) -> None:
+def test_navigation_never_mutates_entries(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     ids = [forest.append(sid, "user.message", user(str(i))).id for i in range(5)]
     forest.checkpoint(sid, "end")
-    conn = sqlite3.connect(forest.path)
-    before = conn.execute("SELECT * FROM session_entries ORDER BY sequence").fetchall()
+    before = harness.dump(forest, "session_entries")
     for target in (ids[0], ids[3], ids[1]):
         forest.move_head(sid, target)
     forest.seek_checkpoint(sid, "end")
     forest.active_path(sid)
     forest.tips(sid)
-    after = conn.execute("SELECT * FROM session_entries ORDER BY sequence").fetchall()
-    conn.close()
-    assert before == after
+    assert harness.dump(forest, "session_entries") == before
 
 
-def test_entries_are_immutable_at_the_database_level(forest: Forest) -> None:
+@pytest.mark.needs("database_guards")
+def test_entries_are_immutable_at_the_database_level(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     entry = forest.append(sid, "user.message", user("keep me"))
-    conn = sqlite3.connect(forest.path)
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        conn.execute("UPDATE session_entries SET payload = '{}' WHERE id = ?", (entry.id,))
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        conn.execute("DELETE FROM session_entries WHERE id = ?", (entry.id,))
-    conn.close()
+    with pytest.raises(Refused, match="immutable"):
+        harness.update_row(forest, "session_entries", entry.id, payload="{}")
+    with pytest.raises(Refused, match="immutable"):
+        harness.delete_row(forest, "session_entries", entry.id)
     assert forest.entry(sid, entry.id).payload == user("keep me")
 
 
-def test_ten_thousand_deep_branch_loads_in_one_query(forest: Forest) -> None:
+@pytest.mark.needs("statement_trace")
+def test_ten_thousand_deep_branch_loads_in_one_query(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     parent = None
-    conn = sqlite3.connect(forest.path)
     rows = []
     for i in range(1, 10_001):
-        rows.append((f"d{i}", sid, parent, i, 2, "user.message", '{"content":[]}', "context", "t"))
+        rows.append((f"d{i}", sid, parent, i, 2, "user.message", {"content": []}))
         parent = f"d{i}"
-    conn.executemany(
-        "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-        "semantic_schema_version, kind, payload, context_visibility, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
-    conn.execute("INSERT INTO session_heads VALUES (?, 'd10000', 't')", (sid,))
-    conn.commit()
-    conn.close()
-    statements: list[str] = []
-    forest._conn.set_trace_callback(statements.append)
-    path = forest.active_path(sid)
-    forest._conn.set_trace_callback(None)
+    harness.add_entries(forest, rows)
+    harness.point_head(forest, sid, "d10000")
+    with harness.statements(forest) as statements:
+        path = forest.active_path(sid)
     assert len(path) == 10_000
     assert path[0].id == "d1" and path[-1].id == "d10000"
-    # One recursive query for the path, plus constant bookkeeping: never one per parent.
-    assert len(statements) <= 3
+    # One recursive query for the path, plus constant bookkeeping (the head, the
+    # read transaction's BEGIN and its end): never one per parent.
+    queries = [s for s in statements if s.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK")]
+    assert len(queries) <= 3
     assert len(forest.skeleton(sid)) == 10_000
 
 
@@ -245,20 +224,6 @@ def test_session_listing_and_status(forest: Forest) -> None:
     assert {s.id for s in forest.sessions()} == {sid, hidden}
 
 
-def test_unopenable_paths_raise_store_errors(tmp_path: Any) -> None:
-    from sessionforest import StoreUnreadable
-
-    garbage = tmp_path / "not-a-db"
-    garbage.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreUnreadable) as err:
-        Forest.open(garbage)
-    assert err.value.path == str(garbage)
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    with pytest.raises(StoreUnreadable):
-        Forest.open(blocker / "sub" / "forest.db")
-
-
 def test_sessions_list_in_creation_order(forest: Forest) -> None:
     made = [forest.create_session(title=str(i)) for i in range(30)]
     assert [s.id for s in forest.sessions()] == made
@@ -276,7 +241,7 @@ def test_entries_are_immutable_values(forest: Forest) -> None:
     assert forest.entry(sid, entry.id).kind == "user.message"
 
 
-def test_append_many_writes_one_chain_atomically(forest: Forest) -> None:
+def test_append_many_writes_one_chain_atomically(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
     first = forest.append(sid, "user.message", user("q"))
     made = forest.append_many(
@@ -290,7 +255,7 @@ def test_append_many_writes_one_chain_atomically(forest: Forest) -> None:
     assert [e.sequence for e in made] == [2, 3]
     assert made[0].context_visibility == "hidden"
     assert forest.head(sid) == made[1].id
-    before = dump(forest)
+    before = harness.dump(forest)
     from sessionforest import InvalidPayload
 
     with pytest.raises(InvalidPayload) as err:
@@ -299,10 +264,10 @@ def test_append_many_writes_one_chain_atomically(forest: Forest) -> None:
             [("assistant.message", assistant("ok"), None), ("user.message", {"content": []}, None)],
         )
     assert err.value.kind == "user.message"
-    assert dump(forest) == before
+    assert harness.dump(forest) == before
     with pytest.raises(HeadMoved):
         forest.append_many(sid, [("user.message", user("x"), None)], expect_head=first.id)
-    assert dump(forest) == before
+    assert harness.dump(forest) == before
     assert forest.append_many(sid, []) == []
 
 

@@ -1,4 +1,4 @@
-"""Importer fixtures: a fresh store, and trees read straight from the raw sample JSON.
+"""Importer fixtures: a fresh store of each backend, and trees read straight from the raw samples.
 
 The expected trees (fixture `raw`) are computed with plain `json` from the
 source files, never by calling an importer: parents are the source's own
@@ -9,35 +9,25 @@ format says it is. `Ids` is only the documented rule naming a source key.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import closing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest, SessionInfo
 from sessionforest.io.common import Ids
 
 
 @pytest.fixture
-def forest(tmp_path: Path) -> Iterator[Forest]:
-    store = Forest.open(tmp_path / "forest.db")
-    yield store
-    store.close()
+def dump(forest: Forest, harness: Harness) -> Callable[[], dict[str, list[dict[str, Any]]]]:
+    """Every row of every table the backend owns, read through the harness's own connection."""
 
-
-@pytest.fixture
-def dump(forest: Forest) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
-    """Every row a chat import can touch, read through a second connection."""
-
-    def take() -> dict[str, list[tuple[Any, ...]]]:
-        tables = ("sessions", "session_entries", "session_heads", "agents")
-        with closing(sqlite3.connect(forest.path)) as conn:
-            return {t: conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
+    def take() -> dict[str, list[dict[str, Any]]]:
+        return harness.dump(forest)
 
     return take
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.backends import Harness
 from sessionforest import Forest
 from sessionforest.io.common import Ids
 from sessionforest.projection import COMPACTION_PREAMBLE, project
@@ -182,12 +183,12 @@ def test_summary_lines_title_the_chat_and_metadata_is_kept_hidden(forest: Forest
                 assert kinds["provider.notification"] == "hidden"
 
 
-def test_cwd_and_git_branch_are_kept(forest: Forest, raw: Raw) -> None:
+def test_cwd_and_git_branch_are_kept(forest: Forest, harness: Harness, raw: Raw) -> None:
     forest.import_chats("claude-code", REWIND)
     [info] = raw.chats_from(forest, REWIND)
     records = [rec for _, rec in raw.lines(REWIND)]
     # Where the chat ran is kept as data; the session is not bound to it.
     assert info.origin_cwd == next(r["cwd"] for r in records if "cwd" in r)
     assert info.cwd is None
-    row = forest._conn.execute("SELECT git_branch FROM sessions WHERE id = ?", (info.id,))
-    assert row.fetchone()[0] == [r["gitBranch"] for r in records if r.get("gitBranch")][-1]
+    [row] = [r for r in harness.dump(forest, "sessions")["sessions"] if r["id"] == info.id]
+    assert row["git_branch"] == [r["gitBranch"] for r in records if r.get("gitBranch")][-1]

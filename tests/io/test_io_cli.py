@@ -160,9 +160,9 @@ def test_a_failed_gasp_export_leaves_no_folder_behind(forest: Cli, tmp_path: Pat
         )
     fresh = tmp_path / "new" / "agent"
     result = forest.run("export", "gasp", sid, str(fresh))
-    assert result.exit_code == 1 and "semantic schema version 99" in result.stderr
+    assert result.exit_code == 6 and "semantic schema version 99" in result.stderr
     assert not (tmp_path / "new").exists()
     kept = tmp_path / "kept"
     (kept / "other").mkdir(parents=True)  # the user's folder: it stays, with what it holds
-    assert forest.run("export", "gasp", sid, str(kept)).exit_code == 1
+    assert forest.run("export", "gasp", sid, str(kept)).exit_code == 6
     assert [p.name for p in kept.iterdir()] == ["other"]

@@ -139,7 +139,7 @@ def test_the_cli_bind_needs_a_directory_when_none_was_recorded(tmp_path: Path) -
     assert gone.exit_code == 2 and "does not exist" in gone.stderr
     assert runner.invoke(cli, [*db, "bind", sid, str(tmp_path)]).exit_code == 0
     again = runner.invoke(cli, [*db, "bind", sid, "/"])
-    assert again.exit_code == 1 and f"already bound to {tmp_path}" in again.stderr
+    assert again.exit_code == 4 and f"already bound to {tmp_path}" in again.stderr
 
 
 def test_a_bind_by_another_forest_is_seen_by_the_next_append(tmp_path: Path, repo: Path) -> None:

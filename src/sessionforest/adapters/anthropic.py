@@ -11,8 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.base import Store
-from .base import Block, End, Event, StreamAdapter
+from .base import Block, End, Event, StreamAdapter, TurnWriter
 
 # Our block type for each Anthropic content block type we can take.
 FOREST_TYPE = {
@@ -50,7 +49,9 @@ class AnthropicStreamAdapter(StreamAdapter):
     provider = "anthropic"
     always_kept = frozenset({"ping", "error"})
 
-    def __init__(self, forest: Store, session_id: str, *, keep_notifications: bool = True) -> None:
+    def __init__(
+        self, forest: TurnWriter, session_id: str, *, keep_notifications: bool = True
+    ) -> None:
         super().__init__(forest, session_id, keep_notifications=keep_notifications)
         self.message_id: str | None = None
         self.stop_reason: str | None = None

@@ -10,11 +10,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from ..errors import AdapterError, InvalidPayload
 from ..model import Entry, Visibility
-from ..store.base import Store
 
 Event = dict[str, Any]
 Block = dict[str, Any]
@@ -48,6 +47,14 @@ class AssembledMessage:
         return not self.entry.payload["incomplete"]
 
 
+class TurnWriter(Protocol):
+    """What an adapter writes through: `Forest.append_many` (one transaction per turn)."""
+
+    def append_many(
+        self, session_id: str, items: Sequence[tuple[str, dict[str, Any], str | None]]
+    ) -> list[Entry]: ...
+
+
 class Recorder:
     """Appends one message to a session: its notifications first, the message last.
 
@@ -57,7 +64,7 @@ class Recorder:
     message was still being written).
     """
 
-    def __init__(self, forest: Store, session_id: str) -> None:
+    def __init__(self, forest: TurnWriter, session_id: str) -> None:
         self.forest = forest
         self.session_id = session_id
 
@@ -99,7 +106,9 @@ class StreamAdapter(ABC):
     # Event types kept as notifications even with keep_notifications=False.
     always_kept: ClassVar[frozenset[str]]
 
-    def __init__(self, forest: Store, session_id: str, *, keep_notifications: bool = True) -> None:
+    def __init__(
+        self, forest: TurnWriter, session_id: str, *, keep_notifications: bool = True
+    ) -> None:
         self.recorder = Recorder(forest, session_id)
         self.keep_notifications = keep_notifications
         self.index = -1  # position of the event being handled; AdapterError names it

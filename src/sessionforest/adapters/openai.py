@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..store.base import Store
-from .base import Block, End, Event, StreamAdapter
+from .base import Block, End, Event, StreamAdapter, TurnWriter
 
 # Output item types we can take; hosted-tool items (web search, code
 # interpreter, ...) have no forest shape and are refused rather than dropped.
@@ -80,7 +79,9 @@ class OpenAIResponsesStreamAdapter(StreamAdapter):
     provider = "openai"
     always_kept = frozenset({"error", "response.failed", "response.incomplete"})
 
-    def __init__(self, forest: Store, session_id: str, *, keep_notifications: bool = True) -> None:
+    def __init__(
+        self, forest: TurnWriter, session_id: str, *, keep_notifications: bool = True
+    ) -> None:
         super().__init__(forest, session_id, keep_notifications=keep_notifications)
         self.response_id: str | None = None
         self._sequence: int | None = None

@@ -17,7 +17,7 @@ from ..demo import build_demo
 from ..errors import UnknownSession
 from ..projection import project
 from ..render import escape, plural
-from ..store.sqlite import default_path
+from ..store import default_path
 from .common import State, emit_json, json_option, pass_state
 from .entries import draw_tree, print_log
 

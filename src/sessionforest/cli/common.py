@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from ..store.sqlite import Forest
+from ..forest import Forest
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -8,17 +8,16 @@ entries are named by id or unique id prefix, entries also by sequence number.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import click
 import orjson
 
-from ..gitstamp import compare
+from ..forest import Forest
 from ..kinds import spec_for_append
 from ..model import Entry, Node, Visibility
 from ..render import describe, escape, label_of, preview, render_log, tree_lines
-from ..store.sqlite import Forest
 from .common import State, emit_json, json_option, pass_state, resolve_entry
 
 
@@ -176,30 +175,12 @@ def seek_checkpoint(state: State, session: str, label: str, as_json: bool) -> No
     _echo_entry(forest.seek_checkpoint(forest.resolve_session(session), label), as_json)
 
 
-def divergence_mark(current: dict[str, Any] | None, entry: Entry) -> str | None:
-    """`[diverged: head|dirty|both]` when a stamped entry's worktree has moved on.
-
-    Callers take `current` once per listing (one git status); unstamped entries
-    and sessions with no repository get no mark: unknown is not diverged.
-    """
-    if current is None:
-        return None
-    what = compare(entry.stamp, current, "").what
-    return f"[diverged: {what}]" if what else None
-
-
-def divergence_marks(forest: Forest, session: str, entries: Iterable[Entry]) -> dict[str, str]:
-    current = forest.current_stamp(session)
-    marks = {e.id: divergence_mark(current, e) for e in entries}
-    return {entry_id: mark for entry_id, mark in marks.items() if mark}
-
-
 def print_log(forest: Forest, session: str) -> None:
     """The active path, root to head, one line per entry (hidden entries dimmed)."""
     path = forest.active_path(session)
     if not path:
         click.echo("(no entries)")
-    marks = divergence_marks(forest, session, path)
+    marks = forest.divergence_marks(session, path)
     for entry, line in zip(path, render_log(path), strict=True):
         hidden = entry.context_visibility == Visibility.HIDDEN
         mark = marks.get(entry.id)
@@ -212,14 +193,12 @@ def print_log(forest: Forest, session: str) -> None:
 @pass_state
 def log(state: State, session: str, as_json: bool) -> None:
     """Show the active path from the root to the head."""
-    sid = state.forest.resolve_session(session)
+    forest = state.reader
+    sid = forest.resolve_session(session)
     if as_json:
-        forest = state.reader
-        path = forest.active_path(sid)
-        marks = divergence_marks(forest, sid, path)
-        emit_json([{**e.to_json(), "diverged": e.id in marks} for e in path])
+        emit_json(forest.log_document(sid))
     else:
-        print_log(state.reader, sid)
+        print_log(forest, sid)
 
 
 def draw_tree(forest: Forest, session: str) -> None:
@@ -229,8 +208,9 @@ def draw_tree(forest: Forest, session: str) -> None:
     nodes: list[Node] = []
     labels: dict[str, str] = {}
     previews: dict[str, str] = {}
-    current = forest.current_stamp(session)
-    for entry in forest.iter_entries(session):
+    entries = forest.entries(session)
+    marks = forest.divergence_marks(session, entries)
+    for entry in entries:
         nodes.append(
             Node(
                 entry.id,
@@ -242,7 +222,7 @@ def draw_tree(forest: Forest, session: str) -> None:
             )
         )
         previews[entry.id] = preview(describe(entry.kind, entry.payload), 50)
-        mark = divergence_mark(current, entry)
+        mark = marks.get(entry.id)
         if mark:
             previews[entry.id] += f"  {mark}"
         label = label_of(entry)
@@ -256,27 +236,18 @@ def draw_tree(forest: Forest, session: str) -> None:
         click.echo(_styled(line.text, bold=line.active, dim=line.hidden and not line.active))
 
 
-TREE_KEYS = ("head", "active_path", "tips", "checkpoints", "nodes", "divergence")
-
-
-def tree_json(forest: Forest, session: str) -> dict[str, Any]:
-    """The `tree --json` document: the snapshot (skeleton, head, path, tips, labels,
-    the head's divergence) read in one transaction."""
-    snapshot = forest.snapshot(session).to_json()
-    return {key: snapshot[key] for key in TREE_KEYS}
-
-
 @click.command()
 @click.argument("session")
 @json_option
 @pass_state
 def tree(state: State, session: str, as_json: bool) -> None:
     """Draw the whole tree: every branch, the active one marked with '*'."""
-    sid = state.forest.resolve_session(session)
+    forest = state.reader
+    sid = forest.resolve_session(session)
     if as_json:
-        emit_json(tree_json(state.reader, sid))
+        emit_json(forest.tree_document(sid))
     else:
-        draw_tree(state.reader, sid)
+        draw_tree(forest, sid)
 
 
 @click.command()

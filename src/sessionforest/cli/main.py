@@ -14,35 +14,18 @@ from typing import Any, NoReturn
 
 import click
 
-from ..errors import (
-    AmbiguousId,
-    ForestError,
-    HeadMoved,
-    UnknownCheckpoint,
-    UnknownEntry,
-    UnknownSession,
-)
+from ..errors import ForestError, family
 from ..render import escape
-from . import admin, entries, io, search, sessions, status
+from . import admin, entries, io, search, serve, sessions, status
 from .common import JSON_KEY, State, emit_json
-
-# Looked up along the exception's MRO, so the most specific class wins.
-EXIT_CODES: dict[type[BaseException], int] = {
-    ForestError: 1,
-    click.ClickException: 1,
-    click.UsageError: 2,
-    UnknownSession: 3,
-    UnknownEntry: 3,
-    UnknownCheckpoint: 3,
-    AmbiguousId: 3,  # like a miss: the name given does not pick one thing
-    HeadMoved: 4,
-}
 
 
 def exit_code_for(exc: BaseException) -> int:
-    for cls in type(exc).__mro__:
-        if cls in EXIT_CODES:
-            return EXIT_CODES[cls]
+    """A ForestError's family decides (errors.FAMILIES); click's usage errors exit 2."""
+    if isinstance(exc, ForestError):
+        return family(exc).exit_code
+    if isinstance(exc, click.UsageError):
+        return 2
     return 1
 
 
@@ -168,6 +151,7 @@ cli.add_command(admin.check)
 cli.add_command(admin.migrate)
 cli.add_command(admin.repair)
 cli.add_command(admin.demo)
+cli.add_command(serve.serve)
 for command in (search.recall, search.find, search.end, search.archive):
     cli.add_command(command)
 

@@ -101,6 +101,7 @@ def bind(state: State, session: str, directory: Path | None, as_json: bool) -> N
     bound directory never changes.
     """
     forest = state.forest
+    session = forest.resolve_session(session)
     if directory is None:
         origin = forest.session(session).origin_cwd
         if origin is None:

@@ -1,8 +1,9 @@
-"""Content blocks in the camelCase agent shape (pi, yoagent) <-> the forest's blocks.
+"""Messages and content blocks in the camelCase agent shape (pi, yoagent) <-> the forest's.
 
 Both agents tag blocks by `type` (`text`, `image`, `thinking`, `toolCall`),
 images carry `data` + `mimeType` and tool calls `arguments`; the forest uses
-`media_type`, `input` and `tool_call` (see kinds.py).
+`media_type`, `input` and `tool_call` (see kinds.py). Their user, assistant
+and toolResult messages map to entries alike (`from_agent_message`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+
+Mapped = tuple[str, dict[str, Any], list[Any]]  # (kind, payload, unsupported blocks)
 
 
 def text(value: Any) -> dict[str, Any]:
@@ -29,6 +32,17 @@ def tool_call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
     }
 
 
+def object_blocks(content: Any, what: str) -> list[dict[str, Any]]:
+    """`content` (not a string) as the list of block objects it must be; a ValueError
+    names `what` otherwise."""
+    if not isinstance(content, list):
+        raise ValueError(f"{what} must be a string or a list of blocks")
+    for block in content:
+        if not isinstance(block, dict):
+            raise ValueError(f"{what} holds a block that is not an object")
+    return content
+
+
 def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """(forest blocks, blocks with no forest equivalent) for a message of `role`.
 
@@ -37,13 +51,9 @@ def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]
     """
     if isinstance(content, str):
         return [text(content)], []
-    if not isinstance(content, list):
-        raise ValueError("content must be a string or a list of blocks")
     out: list[dict[str, Any]] = []
     other: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict):
-            raise ValueError("content holds a block that is not an object")
+    for block in object_blocks(content, "content"):
         btype = block.get("type")
         if btype == "text":
             out.append(text(block.get("text", "")))
@@ -71,6 +81,46 @@ def from_agent(content: Any, role: str) -> tuple[list[dict[str, Any]], list[Any]
         else:
             other.append(block)
     return out, other
+
+
+def from_agent_message(role: Any, message: dict[str, Any]) -> Mapped | None:
+    """(kind, payload, blocks with no forest equivalent) for a message of `role` (user,
+    assistant or toolResult); None for any other role.
+
+    Each format adds what it carries besides, then `unsupported_blocks`: payload
+    keys keep that order, because the stored text is what a re-import compares.
+    """
+    payload: dict[str, Any]
+    if role == "user":
+        return user_message(message.get("content"))
+    if role == "assistant":
+        content, other = from_agent(message.get("content"), "assistant")
+        payload = {"content": content}
+        for key in ("model", "provider"):
+            if isinstance(message.get(key), str):
+                payload[key] = message[key]
+        if isinstance(message.get("stopReason"), str):
+            payload["stop_reason"] = message["stopReason"]
+        if isinstance(message.get("usage"), dict):
+            payload["usage"] = message["usage"]
+        return "assistant.message", payload, other
+    if role == "toolResult":
+        content, other = from_agent(message.get("content"), "tool")
+        payload = {
+            "call_id": message.get("toolCallId"),
+            "output": content,
+            "is_error": message.get("isError") is True,
+        }
+        if isinstance(message.get("toolName"), str):
+            payload["name"] = message["toolName"]
+        return "tool.completed", payload, other
+    return None
+
+
+def user_message(content: Any) -> Mapped:
+    """A user message of `content` (never empty: a model needs a block to see)."""
+    blocks, other = from_agent(content, "user")
+    return "user.message", {"content": blocks or [text("")]}, other
 
 
 def to_agent(blocks: Any) -> list[dict[str, Any]]:

@@ -13,30 +13,16 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 
-from ..errors import EntryConflict, ImportRejected, InvalidPayload
-from ..model import ChatSpec, ImportReport
+from ..errors import EntryConflict, ImportRejected
+from ..model import ChatSpec
 from . import common, jsonstream
 from .blocks import text
-from .common import (
-    BOM,
-    MALFORMED,
-    BadLines,
-    Ids,
-    Progress,
-    file_size,
-    file_time,
-    iso_time,
-    reason,
-    unreadable,
-)
-from .report import Notes, failures, source_file
-
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+from .common import BOM, Ids, file_size, file_time, iso_time, unreadable
+from .report import MALFORMED, UNMAPPABLE, ImportRun, Notes, Progress, failures
 
 FORMAT = "chatgpt"
 PROVIDER = "chatgpt"
@@ -70,21 +56,18 @@ def _open(path: Path) -> Iterator[IO[bytes]]:
             yield handle
 
 
-def import_file(
-    forest: Forest, path: Path, report: ImportReport, bad: BadLines, progress: Progress | None
-) -> None:
+def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
     """Every conversation of the file, each in its own transaction: one that fails is
     recorded in `report.failed` and the others are imported."""
-    with source_file(report, path) as notes:
-        try:
-            with _open(path) as handle:
-                single = handle.read(4096).removeprefix(BOM).lstrip().startswith(b"{")
-            with _open(path) as handle:
-                for element in _elements(handle, single, path, progress):
-                    with failures(report, path, notes):
-                        _element(forest, path, element, report, bad, notes)
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise ImportRejected(str(path), None, f"the zip archive is damaged: {exc}") from exc
+    try:
+        with _open(path) as handle:
+            single = handle.read(4096).removeprefix(BOM).lstrip().startswith(b"{")
+        with _open(path) as handle:
+            for element in _elements(handle, single, path, run.progress):
+                with failures(run.report, path, notes):
+                    _element(run, path, element, notes)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise ImportRejected(str(path), None, f"the zip archive is damaged: {exc}") from exc
 
 
 def _elements(
@@ -112,15 +95,9 @@ def _elements(
         raise ImportRejected(str(path), None, str(exc)) from exc
 
 
-def _element(
-    forest: Forest,
-    path: Path,
-    element: jsonstream.Element,
-    report: ImportReport,
-    bad: BadLines,
-    notes: Notes,
-) -> None:
+def _element(run: ImportRun, path: Path, element: jsonstream.Element, notes: Notes) -> None:
     where = f"conversation {element.index}"
+    bad, report = run.bad, run.report
     if element.error is not None:
         bad.bad(path, element.line, f"{where}: {element.error}")
         return
@@ -140,11 +117,11 @@ def _element(
         bad.bad(path, element.line, why if why.startswith(where) else f"{where}: {why}")
         return
     except MALFORMED as exc:
-        bad.bad(path, element.line, f"{where}: {reason(exc)}")
+        bad.unmappable(path, element.line, exc, f"{where}: ")
         return
     skipped, noted = len(report.skipped), notes.mark()
     try:
-        _conversation(forest, path, element, conv, cid, mapping, order, report, bad, notes)
+        _conversation(run, path, element, conv, cid, mapping, order, notes)
     except EntryConflict:
         del report.skipped[skipped:]  # the retry reports them again
         notes.rollback(noted)
@@ -153,7 +130,7 @@ def _element(
         # reuse ids): it becomes its own chat, keyed by its bytes as well.
         alias = f"{cid}~{hashlib.sha256(element.raw).hexdigest()[:16]}"
         notes.add(f"{where}: id {cid} is already imported with other content: imported as {alias}")
-        _conversation(forest, path, element, conv, alias, mapping, order, report, bad, notes)
+        _conversation(run, path, element, conv, alias, mapping, order, notes)
 
 
 def _order(mapping: dict[str, Any], notes: Notes) -> list[str]:
@@ -189,15 +166,13 @@ def _order(mapping: dict[str, Any], notes: Notes) -> list[str]:
 
 
 def _conversation(
-    forest: Forest,
+    run: ImportRun,
     path: Path,
     element: jsonstream.Element,
     conv: dict[str, Any],
     cid: str,
     mapping: dict[str, Any],
     order: list[str],
-    report: ImportReport,
-    bad: BadLines,
     notes: Notes,
 ) -> None:
     ids = Ids(FORMAT, cid)
@@ -206,7 +181,7 @@ def _conversation(
     spec = ChatSpec(ids.session, title, FORMAT, created or file_time(path), FORMAT, str(path), cid)
     line = element.line
     times: dict[str, str] = {}
-    with forest.bulk_chat(spec, path) as writer:
+    with run.bulk.bulk_chat(spec, path) as writer:
         created = created or writer.created_at  # the stored chat's time on re-imports
         for nid in order:
             node = mapping[nid]
@@ -227,17 +202,16 @@ def _conversation(
                 kind, payload, visibility = _item(nid, message)
                 entry = ids.entry(nid)
                 writer.add(entry, parent, kind, payload, at, visibility, line, f"node {nid}")
-            except MALFORMED as exc:
-                bad.bad(path, line, f"conversation {element.index} node {nid}: {reason(exc)}")
-            except InvalidPayload as exc:
-                bad.bad(path, line, f"conversation {element.index} node {nid}: {exc}")
+            except UNMAPPABLE as exc:
+                where = f"conversation {element.index} node {nid}: "
+                run.bad.unmappable(path, line, exc, where)
         current = conv.get("current_node")
         if isinstance(current, str) and current in mapping and writer.seen(ids.entry(current)):
             writer.head = ids.entry(current)
         elif order:
             notes.add(f"conversation {element.index}: current_node missing: head at the last node")
             writer.head = ids.entry(order[-1]) if writer.seen(ids.entry(order[-1])) else None
-    report.add(writer.result, FORMAT, path, cid)
+    run.report.add(writer.result, FORMAT, path, cid)
 
 
 def _notification(nid: str, message: Any) -> Item:

@@ -9,32 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from ..errors import ForestError, InvalidPayload
-from ..model import ChatSpec, ImportReport, SessionVisibility
+from ..errors import ForestError
+from ..model import ChatSpec, SessionVisibility
 from ..render import plural
-from ..store.sqlite.bulk import ChatWriter
+from ..store.base import ChatWriter
 from . import claude_code_map as cmap
-from .common import (
-    MALFORMED,
-    BadLines,
-    Ids,
-    Progress,
-    file_time,
-    iso_time,
-    lines,
-    one_line,
-    reason,
-    records,
-    walk,
-)
-from .report import Notes, source_file
-
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+from .common import Ids, file_time, iso_time, lines, one_line, records
+from .report import UNMAPPABLE, ImportRun, Notes, Progress
 
 FORMAT = "claude-code"
 DEFAULT_ROOT = Path("~/.claude/projects")
@@ -44,27 +29,14 @@ HOLD = 1000
 PEEK = 200  # lines read ahead for a file's first timestamp, cwd and session id
 
 
-def discover(root: Path, report: ImportReport) -> tuple[list[Path], list[Path]]:
-    """(session files, subagent files) under `root` (or `root` itself if it is a file)."""
-    if root.is_file():
-        files = [root]
-    else:
-        found = walk(root, lambda p: p.suffix == ".jsonl")
-        files = found.files
-        report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
-    agents = [p for p in files if p.name.startswith("agent-") or p.parent.name == "subagents"]
-    chosen = set(agents)
-    return [p for p in files if p not in chosen], agents
+def _is_agent(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
 
 
-def import_tree(
-    forest: Forest, root: Path, report: ImportReport, bad: BadLines, progress: Progress | None
-) -> None:
-    mains, agents = discover(root, report)
-    for path in mains:
-        _import_file(forest, path, None, report, bad, progress)
-    for path in agents:
-        _import_file(forest, path, _agent_parent(path), report, bad, progress)
+def order(files: list[Path]) -> list[Path]:
+    """Session files first, then subagent files: a worker is linked under a parent chat
+    that is already imported."""
+    return [p for p in files if not _is_agent(p)] + [p for p in files if _is_agent(p)]
 
 
 @dataclass(slots=True)
@@ -106,33 +78,27 @@ class _OnlySidechains(Exception):
     """A session file with no main-thread line: it is imported as a worker instead."""
 
 
-def _import_file(
-    forest: Forest,
-    path: Path,
-    agent_parent: str | None,
-    report: ImportReport,
-    bad: BadLines,
-    progress: Progress | None,
-) -> None:
-    with source_file(report, path) as notes:
-        peek = _peek(path)
-        if not peek.has_lines:
-            notes.add("empty file skipped")
+def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
+    peek = _peek(path)
+    if not peek.has_lines:
+        notes.add("empty file skipped")
+        return
+    agent_parent = _agent_parent(path)
+    progress = run.progress
+    if agent_parent is None and not path.name.startswith("agent-"):
+        try:
+            main = _chat(run, path, peek, path.stem, MAIN, progress, notes)
+        except _OnlySidechains:
+            progress = None  # the bytes were counted by the pass that found out
+        else:
+            if main.sidechains:
+                source_id = f"{path.stem}/sidechain"
+                _worker(run, path, peek, source_id, SIDE, main.id, notes, None)
             return
-        if agent_parent is None and not path.name.startswith("agent-"):
-            try:
-                main = _chat(forest, path, peek, path.stem, MAIN, report, bad, progress, notes)
-            except _OnlySidechains:
-                progress = None  # the bytes were counted by the pass that found out
-            else:
-                if main.sidechains:
-                    source_id = f"{path.stem}/sidechain"
-                    _worker(forest, path, peek, source_id, SIDE, main.id, report, bad, notes, None)
-                return
-        parent = agent_parent or peek.session_id
-        source_id = f"{parent}/{path.stem}" if parent else path.stem
-        parent_chat = Ids(FORMAT, parent).session if parent else None
-        _worker(forest, path, peek, source_id, ALL, parent_chat, report, bad, notes, progress)
+    parent = agent_parent or peek.session_id
+    source_id = f"{parent}/{path.stem}" if parent else path.stem
+    parent_chat = Ids(FORMAT, parent).session if parent else None
+    _worker(run, path, peek, source_id, ALL, parent_chat, notes, progress)
 
 
 # Which records of a file a pass writes.
@@ -146,13 +112,11 @@ class _Written:
 
 
 def _chat(
-    forest: Forest,
+    run: ImportRun,
     path: Path,
     peek: _Peek,
     source_id: str,
     which: str,
-    report: ImportReport,
-    bad: BadLines,
     progress: Progress | None,
     notes: Notes,
     title: str = "",
@@ -172,7 +136,8 @@ def _chat(
         origin_cwd=peek.cwd,
         visibility=visibility,
     )
-    with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:
+    bad = run.bad
+    with run.bulk.bulk_chat(spec, path) as writer, path.open("rb") as handle:
         # A file that states no time: its entries take the chat's, which the
         # first import took from the file's mtime and later imports keep.
         thread = _Thread(writer, ids, notes, peek.created_at or writer.created_at)
@@ -185,47 +150,44 @@ def _chat(
                 continue
             try:
                 thread.feed(number, obj)
-            except MALFORMED as exc:
-                bad.bad(path, number, reason(exc))
-            except InvalidPayload as exc:
-                bad.bad(path, number, str(exc))
+            except UNMAPPABLE as exc:
+                bad.unmappable(path, number, exc)
             del obj  # a huge record is let go before the next line is read
         thread.close()
         if which == MAIN and thread.threaded == 0 and thread.sidechains:
             raise _OnlySidechains()
-    report.add(writer.result, FORMAT, path, source_id, hidden)
+    run.report.add(writer.result, FORMAT, path, source_id, hidden)
     return _Written(spec.id, thread.sidechains)
 
 
 def _worker(
-    forest: Forest,
+    run: ImportRun,
     path: Path,
     peek: _Peek,
     source_id: str,
     which: str,
     parent_chat: str | None,
-    report: ImportReport,
-    bad: BadLines,
     notes: Notes,
     progress: Progress | None,
 ) -> None:
     """Write a worker chat, then link it under its parent chat in the agent tree."""
     meta = _meta(path)
     title = one_line(str(meta.get("description") or ""))
-    written = _chat(forest, path, peek, source_id, which, report, bad, progress, notes, title)
+    written = _chat(run, path, peek, source_id, which, progress, notes, title)
     if parent_chat is None:
         notes.add("worker chat has no parent session id: left unlinked")
         return
+    links = run.links
     try:
-        forest.session(parent_chat)
+        links.session(parent_chat)
     except ForestError:
         notes.add("the parent session of this worker is not imported: left unlinked for now")
         return
-    if forest.agent_for_session(written.id) is not None:
+    if links.agent_for_session(written.id) is not None:
         return  # linked by an earlier import
-    orchestrator = forest.agent_for_session(parent_chat)
+    orchestrator = links.agent_for_session(parent_chat)
     if orchestrator is None:
-        orchestrator_id = forest.add_orchestrator(parent_chat)
+        orchestrator_id = links.add_orchestrator(parent_chat)
     elif orchestrator.role == "orchestrator":
         orchestrator_id = orchestrator.id
     else:
@@ -234,7 +196,7 @@ def _worker(
     policy: dict[str, Any] = {"imported_from": FORMAT, "source_id": source_id}
     if isinstance(meta.get("agentType"), str):
         policy["agent_type"] = meta["agentType"]
-    forest.add_worker(orchestrator_id, written.id, policy)
+    links.add_worker(orchestrator_id, written.id, policy)
 
 
 def _meta(path: Path) -> dict[str, Any]:

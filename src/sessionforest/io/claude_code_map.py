@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
+from .blocks import object_blocks, tool_call
 from .blocks import text as _text
-from .blocks import tool_call
 from .common import one_line
 
 Items = list[tuple[str, dict[str, Any], str | None]]  # (kind, payload, visibility or default)
@@ -96,14 +96,10 @@ def _user(obj: dict[str, Any]) -> Items:
         if content.lstrip().startswith(LOCAL_COMMAND):
             payload["local_command"] = True
         return [("user.message", payload, visibility)]
-    if not isinstance(content, list):
-        raise ValueError("message.content must be a string or a list of blocks")
     out: Items = []
     blocks: list[dict[str, Any]] = []
     other: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict):
-            raise ValueError("message.content holds a block that is not an object")
+    for block in object_blocks(content, "message.content"):
         btype = block.get("type")
         if btype == "tool_result":
             out.append(("tool.completed", _tool_result(block), None))
@@ -152,13 +148,9 @@ def _assistant(obj: dict[str, Any]) -> tuple[str, dict[str, Any], None]:
     content = message.get("content")
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        raise ValueError("message.content must be a string or a list of blocks")
     blocks: list[dict[str, Any]] = []
     other: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict):
-            raise ValueError("message.content holds a block that is not an object")
+    for block in object_blocks(content, "message.content"):
         btype = block.get("type")
         if btype == "text":
             blocks.append(_text(block.get("text", "")))

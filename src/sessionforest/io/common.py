@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 import orjson
 
-from ..errors import ImportRejected
 from ..ids import CONTROL, iso
-from ..model import ImportReport, SkippedLine
-from .report import Notes
+from ..model import ImportReport
+from .report import BadLines, Notes, Progress
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark: skipped at the start of a file
@@ -117,14 +116,6 @@ def _cut(words: list[str], limit: int) -> str:
 
 
 # --- reading ----------------------------------------------------------------------
-
-
-class Progress(Protocol):
-    """Where importers report bytes read (the CLI draws a rich progress bar)."""
-
-    def begin(self, total: int) -> None: ...
-
-    def advance(self, done: int) -> None: ...
 
 
 TOO_LONG = b""  # yielded in place of a line longer than MAX_LINE (already skipped)
@@ -271,32 +262,21 @@ def walk(root: Path, accept: Callable[[Path], bool]) -> Found:
     return Found(sorted(files), refused)
 
 
+def jsonl_files(root: Path, report: ImportReport) -> list[Path]:
+    """`root` if it is a file, else every `.jsonl` file under it (see `walk`); what the
+    walk refused is noted in `report`."""
+    if root.is_file():
+        return [root]
+    found = walk(root, lambda p: p.suffix == ".jsonl")
+    report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
+    return found.files
+
+
 def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-class BadLines:
-    """The `--skip-bad` switch: a bad line either fails its chat or is recorded and skipped."""
-
-    def __init__(self, report: ImportReport, skip: bool) -> None:
-        self._report = report
-        self.skip = skip
-
-    def bad(self, path: Path, line: int | None, reason: str, entry_id: str | None = None) -> None:
-        if not self.skip:
-            raise ImportRejected(str(path), line, reason, entry_id)
-        self._report.skipped.append(SkippedLine(str(path), line, reason))
-
-
-# Malformed input surfaces as these while mapping a record; each becomes a bad line.
-MALFORMED = (ValueError, TypeError, AttributeError, KeyError)
-
-
-def reason(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, ValueError) else f"unexpected shape ({exc!r})"
 
 
 def incomplete(number: int) -> str:

@@ -15,13 +15,11 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument
 from ..model import Transcript
-
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+from ..store.base import BulkStore
+from . import native
 
 # A run id becomes a file name: one path component, nothing a shell or a
 # path join could read as a directory.
@@ -29,12 +27,12 @@ RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def export_transcript(
-    forest: Forest, session_id: str, directory: Path, run_id: str | None = None
+    bulk: BulkStore, session_id: str, directory: Path, run_id: str | None = None
 ) -> Transcript:
     run = run_id or session_id
     if not RUN_ID.fullmatch(run) or run.endswith(".") or ".." in run:
         raise InvalidArgument("run id", f"{run!r} must be letters, digits, '.', '_' or '-'")
-    forest.session(session_id)  # an unknown session fails before any file is made
+    bulk.stored_session(session_id)  # an unknown session fails before any file is made
     folder = directory / "transcripts"
     # The temporary file must sit beside the target (os.replace is atomic only
     # within a filesystem), so folders are made first and taken back on failure.
@@ -52,7 +50,7 @@ def export_transcript(
             # No file name and a zero mtime in the header: reproducible bytes.
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
                 text = io.TextIOWrapper(packed, encoding="utf-8", newline="")
-                entries = forest.export_jsonl(session_id, text)
+                entries = native.export_session(bulk, session_id, text)
                 text.flush()
                 text.detach()
             raw.flush()

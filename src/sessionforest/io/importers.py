@@ -1,75 +1,70 @@
 """Which importer reads which format, and the run that ties them to one report.
 
-`run` checks the path, tells the progress display how many bytes lie ahead,
-hands the path to the format's importer and returns the `ImportReport`. A
-chat that fails is in `report.failed`; only a path that is not there, or a
-store that cannot be written, raises.
+`run` checks the path, lists the files to read (walking a directory for the
+formats that take one), tells the progress display how many bytes lie ahead
+and hands each file to its format's reader inside `source_file`: a chat that
+fails is in `report.failed`; only a path that is not there, or a store that
+cannot be written, raises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import ImportRejected, InvalidArgument
-from ..model import ChatReport, ImportReport
-from . import chatgpt, claude_code, pi, yoagent
-from .common import BadLines, Progress, file_size, walk
-from .report import failures
+from ..model import ImportReport
+from ..store.base import AgentLinks, BulkStore
+from . import chatgpt, claude_code, native, pi, yoagent
+from .common import file_size, jsonl_files
+from .report import BadLines, ImportRun, Notes, Progress, source_file
 
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
 
-Importer = Callable[["Forest", Path, ImportReport, BadLines, "Progress | None"], None]
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How one format is read: file by file, each in its own `source_file`."""
 
-IMPORTERS: dict[str, Importer] = {
-    claude_code.FORMAT: claude_code.import_tree,
-    chatgpt.FORMAT: chatgpt.import_file,
-    pi.FORMAT: pi.import_tree,
-    yoagent.FORMAT: yoagent.import_file,
+    read: Callable[[ImportRun, Path, Notes], None]
+    walks: bool = False  # a directory is walked for its .jsonl files
+    order: Callable[[list[Path]], list[Path]] = list  # the order the files are read in
+    size: Callable[[Path], int] = file_size  # bytes read from one file (the progress bar)
+
+
+READERS: dict[str, Reader] = {
+    claude_code.FORMAT: Reader(claude_code.import_file, walks=True, order=claude_code.order),
+    chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
+    pi.FORMAT: Reader(pi.import_file, walks=True),
+    yoagent.FORMAT: Reader(yoagent.import_file),
+    native.SOURCE_FORMAT: Reader(native.read_file),
 }
-FORMATS = (*IMPORTERS, "native")
-
-
-def total_bytes(fmt: str, path: Path) -> int:
-    """How many bytes an import of `path` reads (for the progress bar)."""
-    if fmt == chatgpt.FORMAT:
-        return chatgpt.total_bytes(path)
-    if path.is_dir():
-        return sum(file_size(p) for p in walk(path, lambda p: p.suffix == ".jsonl").files)
-    return file_size(path)
+FORMATS = tuple(READERS)
 
 
 def run(
-    forest: Forest,
+    bulk: BulkStore,
+    links: AgentLinks,
     fmt: str,
     path: Path,
     *,
     skip_bad: bool = False,
     progress: Progress | None = None,
 ) -> ImportReport:
-    if fmt not in FORMATS:
+    """Import every chat of `path` in format `fmt` through `bulk` (see Forest.import_chats)."""
+    reader = READERS.get(fmt)
+    if reader is None:
         raise InvalidArgument("format", f"expected one of {', '.join(FORMATS)}; got {fmt!r}")
     path = path.expanduser()
     if not path.exists():
         raise ImportRejected(str(path), None, "no such file or directory")
-    if fmt not in (claude_code.FORMAT, pi.FORMAT) and not path.is_file():
+    if not reader.walks and not path.is_file():
         raise ImportRejected(str(path), None, f"a {fmt} import reads one file, not a directory")
     report = ImportReport(fmt)
+    files = reader.order(jsonl_files(path, report)) if reader.walks else [path]
     if progress is not None:
-        progress.begin(total_bytes(fmt, path))
-    if fmt == "native":
-        with failures(report, path):
-            info = forest.import_native(path)
-            report.chats.append(
-                ChatReport(
-                    info.id, "native", str(path), info.id, True, info.entry_count, 0,
-                    info.entry_count, 0, info.head,
-                )
-            )  # fmt: skip
-        if progress is not None:
-            progress.advance(file_size(path))
-        return report
-    IMPORTERS[fmt](forest, path, report, BadLines(report, skip_bad), progress)
+        progress.begin(sum(map(reader.size, files)))
+    run = ImportRun(bulk, links, report, BadLines(report, skip_bad), progress)
+    for file in files:
+        with source_file(report, file) as notes:
+            reader.read(run, file, notes)
     return report

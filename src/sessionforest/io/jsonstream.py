@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from .common import Progress
+from .report import Progress
 
 CHUNK = 1 << 20
 _SPECIAL = re.compile(rb'[\[\]{}"\\]')

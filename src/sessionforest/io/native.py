@@ -3,65 +3,53 @@
 Line 1 is a `session` header (ids, title, harness, cwd, origin_cwd, status,
 visibility, head); every further line is one `entry` in sequence order with its id,
 parent, kind, schema version, payload, visibility, time and stamp. Labels
-live in checkpoint entries. Import streams the file (memory stays flat),
-checks parents in the database rather than in a Python set, and is all or
+live in checkpoint entries. Import checks each line as it streams the file
+into `BulkStore.restore_session` (memory stays flat), which writes it all or
 nothing: any bad line rolls the whole session back and names file and line.
 Nothing in the file is trusted: ids, status, visibility, one-line text and
 times are checked (times are stored in the forest's form), lines are capped.
+Export streams `stored_entries` out.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from ..errors import ImportRejected, InvalidPayload, SessionExists, UnsupportedSchemaVersion
+from ..errors import ImportRejected, InvalidPayload
 from ..ids import id_problem, line_problem, normal_time
 from ..jsontext import encode, payload_text
 from ..kinds import KINDS, validate_payload
 from ..model import (
     LEGACY_KINDS,
     SUPPORTED_SCHEMA_VERSIONS,
-    SessionInfo,
+    ChatResult,
     SessionStatus,
     SessionVisibility,
+    StoredEntry,
+    StoredSession,
     Visibility,
 )
-from ..search import large
-from .common import TOO_LONG, Lines, parse, too_long
+from ..store.base import BulkStore
+from .common import TOO_LONG, Lines, file_size, parse, too_long
+from .report import ImportRun, Notes
 
 FORMAT = "sessionforest"
 FORMAT_VERSION = 1  # what export writes
 FORMAT_VERSIONS = frozenset({1})  # what import reads
+SOURCE_FORMAT = "native"  # the importer's name, and the source format it records
 BATCH = 2000
 
-INSERT = (
-    "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-    "semantic_schema_version, kind, payload, context_visibility, created_at, stamp) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
-# The first entry whose parent is missing, foreign, not earlier in the file, or
-# of a newer schema version than the entry (no entry may have an ancestor newer
-# than itself: see forest._checked): one indexed query after the bulk insert
-# instead of a set of every id in memory.
-BAD_PARENT = """
-SELECT c.id, c.parent_entry_id, p.session_id, p.sequence < c.sequence,
-       p.semantic_schema_version, c.semantic_schema_version
-FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
-WHERE c.session_id = ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
-       OR p.semantic_schema_version > c.semantic_schema_version)
-ORDER BY c.sequence LIMIT 1
-"""
-
-
-def export_session(conn: sqlite3.Connection, info: SessionInfo, out: IO[str]) -> int:
+def export_session(bulk: BulkStore, session_id: str, out: IO[str]) -> int:
+    """Write the session as native JSONL to `out`; returns how many entries it wrote."""
+    info = bulk.stored_session(session_id)
     header = {
         "type": "session",
         "format": FORMAT,
@@ -78,37 +66,35 @@ def export_session(conn: sqlite3.Connection, info: SessionInfo, out: IO[str]) ->
     }
     out.write(orjson.dumps(header).decode() + "\n")
     count = 0
-    cursor = conn.execute(
-        "SELECT id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
-        "context_visibility, created_at, stamp FROM session_entries "
-        "WHERE session_id = ? ORDER BY sequence",
-        (info.id,),
-    )
-    while rows := cursor.fetchmany(BATCH):
-        lines = []
-        for eid, parent, seq, version, kind, payload, vis, created, stamp in rows:
-            if version not in SUPPORTED_SCHEMA_VERSIONS:
-                raise UnsupportedSchemaVersion(eid, version, info.id)
-            # Payload and stamp are stored as JSON already: splice them in as-is.
-            line = {
-                "type": "entry",
-                "id": eid,
-                "parent_id": parent,
-                "sequence": seq,
-                "kind": kind,
-                "semantic_schema_version": version,
-                "payload": orjson.Fragment(payload),
-                "context_visibility": vis,
-                "created_at": created,
-                "stamp": orjson.Fragment(stamp) if stamp is not None else None,
-            }
-            lines.append(orjson.dumps(line).decode())
+    lines = []
+    for eid, _, parent, seq, version, kind, payload, vis, created, stamp in bulk.stored_entries(
+        session_id
+    ):
+        # Payload and stamp are stored as JSON already: splice them in as-is.
+        line = {
+            "type": "entry",
+            "id": eid,
+            "parent_id": parent,
+            "sequence": seq,
+            "kind": kind,
+            "semantic_schema_version": version,
+            "payload": orjson.Fragment(payload),
+            "context_visibility": vis,
+            "created_at": created,
+            "stamp": orjson.Fragment(stamp) if stamp is not None else None,
+        }
+        lines.append(orjson.dumps(line).decode())
+        if len(lines) >= BATCH:
+            out.write("\n".join(lines) + "\n")
+            count += len(lines)
+            lines.clear()
+    if lines:
         out.write("\n".join(lines) + "\n")
-        count += len(rows)
+        count += len(lines)
     return count
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def _lines(path: Path) -> Generator[tuple[int, bytes]]:
     """The file's non-blank lines, each at most MAX_LINE bytes (a longer one is refused)."""
     with path.open("rb") as handle:
         for number, raw in Lines(handle):
@@ -156,7 +142,7 @@ def _choice(obj: dict[str, Any], key: str, where: str, allowed: type[StrEnum], d
     return str(value)
 
 
-def _header(raw: bytes) -> dict[str, Any]:
+def _header(raw: bytes) -> StoredSession:
     """The session header, checked: every value the sessions row takes from it."""
     header = parse(raw)
     if not isinstance(header, dict) or header.get("type") != "session":
@@ -170,25 +156,29 @@ def _header(raw: bytes) -> dict[str, Any]:
             f"format_version {version} is not one this sessionforest reads (it reads {known}): "
             "the file was written by a newer sessionforest"
         )
-    return {
-        "id": _id(header, "id", "header"),
-        "head": _id(header, "head", "header", optional=True),
-        "title": _one_line(header, "title", "header"),
-        "harness": _one_line(header, "harness", "header"),
-        "created_at": _time(header, "created_at", "header"),
-        "cwd": _require(header, "cwd", (str, type(None)), "header"),
-        # Absent from files written before it existed.
-        "origin_cwd": _require(header, "origin_cwd", (str, type(None)), "header")
+    # Checked in this order, so the first bad field is the one named.
+    sid = _id(header, "id", "header")
+    head = _id(header, "head", "header", optional=True)
+    title = _one_line(header, "title", "header")
+    harness = _one_line(header, "harness", "header")
+    created = _time(header, "created_at", "header")
+    cwd = _require(header, "cwd", (str, type(None)), "header")
+    origin = (
+        _require(header, "origin_cwd", (str, type(None)), "header")
         if "origin_cwd" in header
-        else None,
-        "status": _choice(header, "status", "header", SessionStatus, SessionStatus.ACTIVE),
-        "visibility": _choice(
-            header, "visibility", "header", SessionVisibility, SessionVisibility.TOP_LEVEL
-        ),
-    }
+        else None  # absent from files written before it existed
+    )
+    status = _choice(header, "status", "header", SessionStatus, SessionStatus.ACTIVE)
+    visibility = _choice(
+        header, "visibility", "header", SessionVisibility, SessionVisibility.TOP_LEVEL
+    )
+    # The file does not say when the head last moved: when the session began.
+    return StoredSession(
+        sid, title, harness, cwd, created, status, visibility, head, created, origin
+    )
 
 
-def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
+def _entry_row(obj: Any, sid: str, expected_seq: int) -> StoredEntry:
     if not isinstance(obj, dict) or obj.get("type") != "entry":
         raise ValueError('expected an entry line ({"type": "entry", ...})')
     eid = _id(obj, "id", "entry")
@@ -212,139 +202,77 @@ def _entry_row(obj: Any, sid: str, expected_seq: int) -> tuple[Any, ...]:
     stamp = obj.get("stamp")
     if stamp is not None and not isinstance(stamp, dict):
         raise ValueError("entry field 'stamp' must be an object or null")
-    body = payload_text(kind, payload)
-    return (
+    return StoredEntry(
         eid,
         sid,
         parent,
         seq,
         version,
         kind,
-        body,
+        payload_text(kind, payload),
         vis,
         created,
         encode(stamp).decode() if stamp is not None else None,
-        large.entry_text(kind, payload) if large.is_large(body) else None,
     )
 
 
-def _line_of(path: Path, entry_id: str) -> int | None:
-    """Error path only: find the line that holds `entry_id` (first occurrence past header)."""
-    needle = orjson.dumps(entry_id)
-    for number, line in _lines(path):
-        if needle in line:
-            try:
-                if orjson.loads(line).get("id") == entry_id and number > 1:
-                    return number
-            except orjson.JSONDecodeError:
-                continue
-    return None
+def read_file(run: ImportRun, path: Path, notes: Notes) -> None:
+    """`forest import native`: one file, one chat, recorded as the chat's source."""
+    try:
+        result = import_file(run.bulk, path, record_source=True)
+    finally:
+        if run.progress is not None:
+            run.progress.advance(file_size(path))
+    run.report.add(result, SOURCE_FORMAT, path, result.session_id)
 
 
-def _duplicate(conn: sqlite3.Connection, path: Path, sid: str) -> tuple[int, str, str]:
-    seen: dict[str, int] = {}
-    lines = _lines(path)
-    next(lines, None)
-    for number, line in lines:
-        eid = orjson.loads(line)["id"]
-        if eid in seen:
-            return number, eid, f"repeats the id of line {seen[eid]}"
-        # Rows of this file inserted before the failure carry its session id.
-        owner = conn.execute("SELECT session_id FROM session_entries WHERE id = ?", (eid,))
-        row = owner.fetchone()
-        if row is not None and row[0] != sid:
-            return number, eid, f"id already exists in this store (session {row[0]})"
-        seen[eid] = number
-    raise AssertionError("unique constraint failed but no duplicate id was found")
-
-
-def import_session(conn: sqlite3.Connection, path: Path) -> str:
-    """Insert one exported session inside the caller's transaction; returns its id."""
+def import_file(bulk: BulkStore, path: Path, *, record_source: bool) -> ChatResult:
+    """Restore the session `path` holds (all or nothing); `record_source`: remember the
+    file as the chat's source, as an import does (a plain restore of an export does not)."""
     name = str(path)
-    lines = _lines(path)
-    first = next(lines, None)
-    if first is None:
-        raise ImportRejected(name, None, "file is empty: expected a session header line")
-    number, raw = first
-    try:
-        header = _header(raw)
-    except ValueError as exc:
-        raise ImportRejected(name, number, str(exc)) from exc
-    sid, head = header["id"], header["head"]
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
-        raise SessionExists(sid)
-    try:
-        conn.execute(
-            "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, "
-            "origin_cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                sid,
-                header["title"],
-                header["harness"],
-                header["cwd"],
-                header["created_at"],
-                header["status"],
-                header["visibility"],
-                header["origin_cwd"],
-            ),
+    with closing(_lines(path)) as lines:
+        first = next(lines, None)
+        if first is None:
+            raise ImportRejected(name, None, "file is empty: expected a session header line")
+        number, raw = first
+        try:
+            session = _header(raw)
+        except ValueError as exc:
+            raise ImportRejected(name, number, str(exc)) from exc
+        if record_source:
+            session = replace(
+                session, source_format=SOURCE_FORMAT, source_path=name, source_id=session.id
+            )
+        count = bulk.restore_session(
+            session,
+            _entries(name, lines, session.id),
+            source=name,
+            locate=lambda sequence: _line_at(path, sequence),
         )
-    except sqlite3.IntegrityError as exc:
-        # Refused by the sessions_no_adoption trigger: a deleted row's entries remain.
-        raise ImportRejected(
-            name, number, f"session {sid}: {exc}; run `forest repair {sid}`"
-        ) from exc
-    batch: list[tuple[Any, ...]] = []
-    count = 0
-    for number, raw in lines:
+    return ChatResult(session.id, True, count, 0, count, 0, session.head)
+
+
+def _entries(name: str, lines: Iterator[tuple[int, bytes]], sid: str) -> Iterator[StoredEntry]:
+    """The file's entry lines as rows, each checked before it is handed on."""
+    for count, (number, raw) in enumerate(lines):
         obj = None
         try:
             obj = parse(raw)
-            batch.append(_entry_row(obj, sid, count + 1))
+            row = _entry_row(obj, sid, count + 1)
         except (ValueError, InvalidPayload) as exc:
             given = obj.get("id") if isinstance(obj, dict) else None
             eid = given if id_problem(given) is None else None
             raise ImportRejected(name, number, str(exc), eid) from exc
-        count += 1
-        if len(batch) >= BATCH or batch[-1][-1] is not None:
-            _flush(conn, path, batch)
-    _flush(conn, path, batch)
-    bad = conn.execute(BAD_PARENT, (sid,)).fetchone()
-    if bad is not None:
-        eid, parent, owner, earlier, parent_version, version = bad
-        if owner is None:
-            reason = f"parent {parent} does not exist in this file"
-        elif owner != sid:
-            reason = f"parent {parent} belongs to another session ({owner})"
-        elif earlier and parent_version > version:
-            reason = (
-                f"parent {parent} has semantic_schema_version {parent_version}, newer than "
-                f"this entry's {version}: an entry is never older than its ancestors"
-            )
-        else:
-            reason = f"parent {parent} does not precede it (a forward or cyclic reference)"
-        raise ImportRejected(name, _line_of(path, eid), reason, eid)
-    if head is not None:
-        owner = conn.execute("SELECT session_id FROM session_entries WHERE id = ?", (head,))
-        row = owner.fetchone()
-        if row is None or row[0] != sid:
-            raise ImportRejected(name, 1, f"header head {head} is not an entry of this file")
-    elif count:
-        raise ImportRejected(name, 1, "header head is null but the file has entries")
-    conn.execute(
-        "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)",
-        (sid, head, header["created_at"]),
-    )
-    return str(sid)
+        del obj, raw  # a huge line: the stored text is all the store needs
+        yield row
 
 
-def _flush(conn: sqlite3.Connection, path: Path, batch: list[tuple[Any, ...]]) -> None:
-    """Insert the batch; a row with a large payload (last in its batch) is then indexed."""
-    try:
-        conn.executemany(INSERT, [row[:-1] for row in batch])
-    except sqlite3.IntegrityError as exc:
-        number, eid, why = _duplicate(conn, path, batch[0][1])
-        raise ImportRejected(str(path), number, why, eid) from exc
-    if batch and batch[-1][-1] is not None:
-        eid, sid, _, seq, _, kind, *_, text = batch[-1]
-        large.index_large(conn, sid, seq, kind, text)
-    batch.clear()
+def _line_at(path: Path, sequence: int) -> int | None:
+    """Error path only: the line of the entry at `sequence` (0: the header). Every line up
+    to a failure was checked to hold the next sequence, so it is the sequence-th after
+    the header."""
+    with closing(_lines(path)) as lines:
+        for index, (number, _) in enumerate(lines):
+            if index == sequence:
+                return number
+    return None

@@ -8,32 +8,23 @@ forest kinds; the latest label of an entry becomes a checkpoint beside it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import InvalidPayload
-from ..model import ChatSpec, ImportReport
-from ..store.sqlite.bulk import ChatWriter
+from ..model import ChatSpec
+from ..store.base import ChatWriter
 from . import blocks
 from .common import (
-    MALFORMED,
     TOO_LONG,
-    BadLines,
     Ids,
     Lines,
-    Progress,
     file_time,
     iso_time,
     json_lines,
     one_line,
     parse,
-    reason,
     too_long,
-    walk,
 )
-from .report import Notes, source_file
-
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "pi"
 PROVIDER = "pi"
@@ -41,30 +32,10 @@ HIDDEN = "hidden"
 Item = tuple[str, dict[str, Any], str | None]  # (kind, payload, visibility or default)
 
 
-def import_tree(
-    forest: Forest, root: Path, report: ImportReport, bad: BadLines, progress: Progress | None
-) -> None:
-    if root.is_file():
-        files = [root]
-    else:
-        found = walk(root, lambda p: p.suffix == ".jsonl")
-        files = found.files
-        report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
-    for path in files:
-        with source_file(report, path) as notes:
-            _import_file(forest, path, report, bad, progress, notes)
-
-
-def _import_file(
-    forest: Forest,
-    path: Path,
-    report: ImportReport,
-    bad: BadLines,
-    progress: Progress | None,
-    notes: Notes,
-) -> None:
+def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
+    bad = run.bad
     with path.open("rb") as handle:
-        reader = Lines(handle, progress)
+        reader = Lines(handle, run.progress)
         first = next(reader, None)
         if first is None:
             notes.add("empty file skipped")
@@ -99,7 +70,7 @@ def _import_file(
         spec = ChatSpec(
             ids.session, "", FORMAT, created, FORMAT, str(path), header["id"], origin_cwd=cwd
         )
-        with forest.bulk_chat(spec, path) as writer:
+        with run.bulk.bulk_chat(spec, path) as writer:
             start = stated or writer.created_at  # the stored chat's time on re-imports
             chat = _Chat(writer, ids, notes, start, linear=version == 1)
             for number, obj in json_lines(path, reader, bad, notes):
@@ -113,12 +84,10 @@ def _import_file(
                     if not isinstance(obj, dict):
                         raise ValueError("expected a JSON object")
                     chat.feed(number, obj)
-                except MALFORMED as exc:
-                    bad.bad(path, number, reason(exc))
-                except InvalidPayload as exc:
-                    bad.bad(path, number, str(exc))
+                except UNMAPPABLE as exc:
+                    bad.unmappable(path, number, exc)
             chat.close()
-    report.add(writer.result, FORMAT, path, header["id"])
+    run.report.add(writer.result, FORMAT, path, header["id"])
 
 
 class _Chat:
@@ -209,48 +178,23 @@ class _Chat:
         elif etype == "session_info" and isinstance(obj.get("name"), str):
             self._name = obj["name"].strip() or None
         elif etype == "custom_message":
-            content, other = blocks.from_agent(obj.get("content"), "user")
-            return (
-                "user.message",
-                _with_other({"content": content or [blocks.text("")]}, other),
-                None,
-            )
+            kind, payload, other = blocks.user_message(obj.get("content"))
+            return kind, _with_other(payload, other), None
         # thinking_level_change, label, session_info, custom and anything newer:
         # kept as they were, never shown to a model.
         return "provider.notification", {"provider": PROVIDER, "event": obj}, None
 
     def _message(self, message: dict[str, Any]) -> Item:
         role = message.get("role")
-        if role in ("user", "custom", "hookMessage"):
-            content, other = blocks.from_agent(message.get("content"), "user")
+        # pi's custom and hook messages reach the model as user messages.
+        as_role = "user" if role in ("custom", "hookMessage") else role
+        mapped = blocks.from_agent_message(as_role, message)
+        if mapped is not None:
+            kind, payload, other = mapped
             if role == "user" and not self._first_prompt:
+                content = payload["content"]
                 self._first_prompt = one_line(b["text"] for b in content if b["type"] == "text")
-            return (
-                "user.message",
-                _with_other({"content": content or [blocks.text("")]}, other),
-                None,
-            )
-        if role == "assistant":
-            content, other = blocks.from_agent(message.get("content"), "assistant")
-            payload: dict[str, Any] = {"content": content}
-            for ours, theirs in (("model", "model"), ("provider", "provider")):
-                if isinstance(message.get(theirs), str):
-                    payload[ours] = message[theirs]
-            if isinstance(message.get("stopReason"), str):
-                payload["stop_reason"] = message["stopReason"]
-            if isinstance(message.get("usage"), dict):
-                payload["usage"] = message["usage"]
-            return "assistant.message", _with_other(payload, other), None
-        if role == "toolResult":
-            content, other = blocks.from_agent(message.get("content"), "tool")
-            payload = {
-                "call_id": message.get("toolCallId"),
-                "output": content,
-                "is_error": message.get("isError") is True,
-            }
-            if isinstance(message.get("toolName"), str):
-                payload["name"] = message["toolName"]
-            return "tool.completed", _with_other(payload, other), None
+            return kind, _with_other(payload, other), None
         if role == "bashExecution":
             # What pi sends a model for a `!command`: the command and its output.
             text = f"Ran `{message.get('command', '')}`\n```\n{message.get('output', '')}\n```"

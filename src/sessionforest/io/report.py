@@ -1,18 +1,22 @@
-"""What an import did, chat by chat: the report, its notes, and the chats that failed.
+"""What an import did, chat by chat: the report, its notes, bad lines, failed chats.
 
 An import goes on past a chat that fails: `failures` records the error as a
 `ImportFailure` (file, line, reason, ids) and drops what that chat had noted, so the
 report lists every chat written, every line skipped and every chat refused.
+`ImportRun` is what every importer is handed: the stores, the report, the switches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from ..errors import ImportRejected, SessionExists, SessionQuarantined
-from ..model import ImportFailure, ImportReport
+from ..errors import ImportRejected, InvalidPayload, SessionExists, SessionQuarantined
+from ..model import ImportFailure, ImportReport, SkippedLine
+from ..store.base import AgentLinks, BulkStore
 from ..text import plural
 
 NOTES_PER_FILE = 20  # per-file notes beyond this are counted, not listed
@@ -85,3 +89,57 @@ def source_file(report: ImportReport, path: Path) -> Iterator[Notes]:
             yield notes
     finally:
         notes.close()
+
+
+# --- bad lines --------------------------------------------------------------------
+
+# Malformed input surfaces as these while mapping a record; each becomes a bad line.
+MALFORMED = (ValueError, TypeError, AttributeError, KeyError)
+# ... and so does a record that maps to a payload its kind refuses.
+UNMAPPABLE = (*MALFORMED, InvalidPayload)
+
+
+def reason(exc: BaseException) -> str:
+    if isinstance(exc, ValueError | InvalidPayload):
+        return str(exc)
+    return f"unexpected shape ({exc!r})"
+
+
+class BadLines:
+    """The `--skip-bad` switch: a bad line either fails its chat or is recorded and skipped."""
+
+    def __init__(self, report: ImportReport, skip: bool) -> None:
+        self._report = report
+        self.skip = skip
+
+    def bad(self, path: Path, line: int | None, reason: str, entry_id: str | None = None) -> None:
+        if not self.skip:
+            raise ImportRejected(str(path), line, reason, entry_id)
+        self._report.skipped.append(SkippedLine(str(path), line, reason))
+
+    def unmappable(self, path: Path, line: int | None, exc: BaseException, where: str = "") -> None:
+        """A record that raised one of UNMAPPABLE while it was mapped: a bad line whose
+        reason (led by `where`) says why."""
+        self.bad(path, line, where + reason(exc))
+
+
+# --- one import -------------------------------------------------------------------
+
+
+class Progress(Protocol):
+    """Where importers report bytes read (the CLI draws a rich progress bar)."""
+
+    def begin(self, total: int) -> None: ...
+
+    def advance(self, done: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRun:
+    """One import: what it writes through, what it reports into, how it treats bad lines."""
+
+    bulk: BulkStore
+    links: AgentLinks  # worker chats are linked under their parent chat in the agent tree
+    report: ImportReport
+    bad: BadLines
+    progress: Progress | None

@@ -11,34 +11,19 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 
-from ..errors import InvalidPayload, JsonlParseError
+from ..errors import JsonlParseError
 from ..ids import iso, parse_iso
-from ..model import ChatSpec, ImportReport
+from ..model import ChatSpec
 from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
-from ..session import _parse_line
+from ..session import _parse_line, _parse_record
+from ..store.base import EntryReader
 from . import blocks
-from .common import (
-    MALFORMED,
-    TOO_LONG,
-    BadLines,
-    Ids,
-    Lines,
-    Progress,
-    file_time,
-    incomplete,
-    one_line,
-    reason,
-    too_long,
-    unreadable,
-)
-from .report import Notes, source_file
-
-if TYPE_CHECKING:
-    from ..store.sqlite.forest import Forest
+from .common import TOO_LONG, Ids, Lines, file_time, json_lines, one_line
+from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "yoagent"
 Item = tuple[str, dict[str, Any], str | None]
@@ -71,21 +56,7 @@ def _ms_to_iso(ms: int) -> str | None:
 # --- import -------------------------------------------------------------------------
 
 
-def import_file(
-    forest: Forest, path: Path, report: ImportReport, bad: BadLines, progress: Progress | None
-) -> None:
-    with source_file(report, path) as notes:
-        _import(forest, path, report, bad, progress, notes)
-
-
-def _import(
-    forest: Forest,
-    path: Path,
-    report: ImportReport,
-    bad: BadLines,
-    progress: Progress | None,
-    notes: Notes,
-) -> None:
+def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
     with path.open("rb") as handle:
         first = next(Lines(handle), None)
     if first is None:
@@ -102,27 +73,17 @@ def _import(
     spec = ChatSpec(
         ids.session, "", FORMAT, created or file_time(path), FORMAT, str(path), source_id
     )
+    bad = run.bad
     known: set[str] = set()  # yoagent holds whole sessions in memory; so may its loader
     first_prompt = ""
-    with forest.bulk_chat(spec, path) as writer, path.open("rb") as handle:
-        reader = Lines(handle, progress)
-        for number, raw in reader:
-            if raw == TOO_LONG:
-                bad.bad(path, number, too_long())
+    with run.bulk.bulk_chat(spec, path) as writer, path.open("rb") as handle:
+        for number, value in json_lines(path, Lines(handle, run.progress), bad, notes):
+            if value is TOO_LONG:
                 continue
             try:
-                entry = _parse_line(raw.decode(), number)
-            except (UnicodeDecodeError, JsonlParseError) as exc:
-                not_json = not isinstance(exc, JsonlParseError) or exc.reason.startswith(
-                    "invalid JSON"
-                )
-                if not_json and reader.partial:
-                    notes.add(incomplete(number))
-                elif not_json:
-                    bad.bad(path, number, unreadable(raw, exc))
-                else:
-                    assert isinstance(exc, JsonlParseError)
-                    bad.bad(path, number, exc.reason)
+                entry = _parse_record(value, number)
+            except JsonlParseError as exc:
+                bad.bad(path, number, exc.reason)
                 continue
             if entry.id in known:
                 bad.bad(path, number, f"duplicate session entry id: {entry.id}")
@@ -141,15 +102,13 @@ def _import(
                 at = writer.created_at
             eid = ids.entry(entry.id)
             parent = ids.entry(entry.parent_id) if entry.parent_id is not None else None
-            source = f"entry id {entry.id}"
             try:
                 kind, payload, visibility = _item(entry.message)
-                writer.add(eid, parent, kind, payload, at, visibility, number, source)
-            except MALFORMED as exc:
-                bad.bad(path, number, reason(exc))
-                continue
-            except InvalidPayload as exc:
-                bad.bad(path, number, str(exc))
+                writer.add(
+                    eid, parent, kind, payload, at, visibility, number, f"entry id {entry.id}"
+                )
+            except UNMAPPABLE as exc:
+                bad.unmappable(path, number, exc)
                 continue
             known.add(entry.id)
             writer.head = eid
@@ -163,42 +122,17 @@ def _import(
                     b["text"] for b in payload["content"] if b["type"] == "text"
                 )
         writer.title = first_prompt
-    report.add(writer.result, FORMAT, path, source_id)
+    run.report.add(writer.result, FORMAT, path, source_id)
 
 
 def _item(message: dict[str, Any]) -> Item:
-    role = message.get("role")
-    payload: dict[str, Any]
-    if role == "user":
-        content, other = blocks.from_agent(message.get("content"), "user")
-        payload = {"content": content or [blocks.text("")]}
-        kind = "user.message"
-    elif role == "assistant":
-        content, other = blocks.from_agent(message.get("content"), "assistant")
-        payload = {"content": content}
-        for key in ("model", "provider"):
-            if isinstance(message.get(key), str):
-                payload[key] = message[key]
-        if isinstance(message.get("stopReason"), str):
-            payload["stop_reason"] = message["stopReason"]
-        if isinstance(message.get("usage"), dict):
-            payload["usage"] = message["usage"]
-        if isinstance(message.get("errorMessage"), str):
-            payload["error_message"] = message["errorMessage"]
-        kind = "assistant.message"
-    elif role == "toolResult":
-        content, other = blocks.from_agent(message.get("content"), "tool")
-        payload = {
-            "call_id": message.get("toolCallId"),
-            "output": content,
-            "is_error": message.get("isError") is True,
-        }
-        if isinstance(message.get("toolName"), str):
-            payload["name"] = message["toolName"]
-        kind = "tool.completed"
-    else:
+    mapped = blocks.from_agent_message(message.get("role"), message)
+    if mapped is None:
         # A CustomMessage (UI notes, app bookkeeping): never sent to a model.
         return "provider.notification", {"provider": FORMAT, "event": message}, None
+    kind, payload, other = mapped
+    if kind == "assistant.message" and isinstance(message.get("errorMessage"), str):
+        payload["error_message"] = message["errorMessage"]
     if other:
         payload["unsupported_blocks"] = other
     if isinstance(message.get("timestamp"), int):
@@ -274,15 +208,15 @@ def _message(kind: str, payload: dict[str, Any], ts: int, tools: dict[str, str])
     return None
 
 
-def export_session(forest: Forest, session_id: str, out: IO[str]) -> tuple[int, int]:
+def export_session(reader: EntryReader, session_id: str, out: IO[str]) -> tuple[int, int]:
     """Write the session's tree as yoagent JSONL; returns (lines written, entries left out
     because they hang below the head, which yoagent's format must put on the last line)."""
-    head = forest.head(session_id)
+    head = reader.head(session_id)
     anchor: dict[str, str | None] = {}  # our id -> its nearest exported ancestor-or-self
     records: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     tools: dict[str, str] = {}
-    for entry in forest.iter_entries(session_id):
+    for entry in reader.iter_entries(session_id):
         up = anchor.get(entry.parent_id) if entry.parent_id is not None else None
         kind, payload = entry.kind, entry.payload
         if kind == "checkpoint" and up is not None:

@@ -15,6 +15,8 @@ from .imports import (
     ImportFailure,
     ImportReport,
     SkippedLine,
+    StoredEntry,
+    StoredSession,
     Transcript,
 )
 from .sessions import (
@@ -52,6 +54,8 @@ __all__ = [
     "SessionVisibility",
     "SkippedLine",
     "Snapshot",
+    "StoredEntry",
+    "StoredSession",
     "Transcript",
     "TreeItem",
     "Unrepaired",

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import orjson
 
 from ..legacy import LEGACY_KINDS, upgrade
+from ..wire import EntryJson, SnapshotJson
 
 
 class Visibility(StrEnum):
@@ -143,7 +144,7 @@ class Entry:
             f"sequence={self.sequence}, kind={self.kind!r}, payload={self.payload!r})"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EntryJson:
         """The stable JSON shape used by the CLI and the server."""
         return {
             "id": self.id,
@@ -190,9 +191,9 @@ class Snapshot:
     checkpoints: tuple[tuple[str, str], ...]  # (entry id, label)
     divergence: Any  # gitstamp.Divergence
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SnapshotJson:
         active = set(self.active_path)
-        return {
+        document = {
             "session_id": self.session_id,
             "head": self.head,
             "selected": self.selected,
@@ -212,3 +213,4 @@ class Snapshot:
             ],
             **self.divergence.to_json(),
         }
+        return cast(SnapshotJson, document)

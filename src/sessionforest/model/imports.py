@@ -1,4 +1,5 @@
-"""What importers consume and produce: a chat's session row, a chat's result, the report.
+"""What importers consume and produce: a chat's session row, a chat's result, the report,
+and a whole session exactly as stored (what native JSONL and a copy between stores carry).
 
 Importers (io/) fill these; the facade returns them; the CLI and the server
 print them. None of them knows a backend.
@@ -8,10 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from ..errors import ImportRejected
 from ..text import plural
+from ..wire import (
+    ChatReportJson,
+    ImportFailureJson,
+    ImportReportJson,
+    SkippedLineJson,
+    TranscriptJson,
+)
 from .sessions import SessionVisibility
 
 
@@ -55,7 +63,7 @@ class SkippedLine:
     line: int | None
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SkippedLineJson:
         return {"path": self.path, "line": self.line, "reason": self.reason}
 
     def __str__(self) -> str:
@@ -84,7 +92,7 @@ class ImportFailure:
             return cls(str(path), None, why, f"{path}: {why}; nothing of it was imported")
         return cls(str(path), None, str(exc), f"{path}: {exc}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportFailureJson:
         return {
             "path": self.path,
             "line": self.line,
@@ -114,7 +122,7 @@ class ChatReport:
     head: str | None
     hidden: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChatReportJson:
         return {
             "session_id": self.session_id,
             "source": {
@@ -182,7 +190,7 @@ class ImportReport:
             f"{plural(len(self.skipped), 'skipped line')}"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportReportJson:
         return {
             "format": self.format,
             "chats": len(self.chats),
@@ -205,7 +213,7 @@ class Transcript:
     entries: int
     bytes: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TranscriptJson:
         return {
             "run_id": self.run_id,
             "path": str(self.path),
@@ -214,3 +222,42 @@ class Transcript:
             "entries": self.entries,
             "bytes": self.bytes,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """One session row exactly as stored: what native export writes, restore writes back,
+    and a copy between stores moves. Quarantined sessions are never read into one."""
+
+    id: str
+    title: str
+    harness: str
+    cwd: str | None
+    created_at: str
+    status: str
+    visibility: str
+    head: str | None
+    head_moved_at: str | None  # when the head last moved; None: it never has (no head row)
+    origin_cwd: str | None = None
+    source_format: str | None = None
+    source_path: str | None = None
+    source_id: str | None = None
+    summary: str | None = None
+    git_branch: str | None = None
+
+
+class StoredEntry(NamedTuple):
+    """One entry row exactly as stored: payload and stamp as their stored JSON text, so a
+    copy moves the very bytes it hashes. A tuple in the entries table's column order (the
+    order `Entry.from_row` reads), so a backend binds it to its INSERT as it comes."""
+
+    id: str
+    session_id: str
+    parent_id: str | None
+    sequence: int
+    semantic_schema_version: int
+    kind: str
+    payload: str
+    context_visibility: str
+    created_at: str
+    stamp: str | None

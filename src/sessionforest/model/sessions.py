@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from ..wire import (
+    CheckReportJson,
+    ProblemJson,
+    RepairActionJson,
+    RepairReportJson,
+    SessionJson,
+    SessionSourceJson,
+    UnrepairedJson,
+)
 
 
 class SessionStatus(StrEnum):
@@ -40,12 +49,12 @@ class SessionInfo:
     origin_cwd: str | None = None
 
     @property
-    def source(self) -> dict[str, str | None] | None:
+    def source(self) -> SessionSourceJson | None:
         if self.source_format is None:
             return None
         return {"format": self.source_format, "path": self.source_path, "id": self.source_id}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SessionJson:
         return {
             "id": self.id,
             "title": self.title,
@@ -74,7 +83,7 @@ class Problem:
     entry_id: str | None
     detail: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ProblemJson:
         return {
             "session_id": self.session_id,
             "code": self.code,
@@ -94,7 +103,7 @@ class CheckReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CheckReportJson:
         return {
             "ok": self.ok,
             "sessions_checked": self.sessions_checked,
@@ -111,7 +120,7 @@ class RepairAction:
     code: str  # recreated-session-row | moved-head | set-head | cleared-head
     detail: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RepairActionJson:
         return {"code": self.code, "detail": self.detail}
 
 
@@ -122,7 +131,7 @@ class Unrepaired:
     problem: Problem
     why: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> UnrepairedJson:
         return {**self.problem.to_json(), "why": self.why}
 
 
@@ -140,7 +149,7 @@ class RepairReport:
     def ok(self) -> bool:
         return not self.unrepaired
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RepairReportJson:
         return {
             "ok": self.ok,
             "session_id": self.session_id,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
+
+from ..wire import AgentItemJson, AgentJson, WorkspaceItemJson, WorkspaceJson
 
 
 class WorkspaceKind(StrEnum):
@@ -44,8 +46,8 @@ class Workspace:
     def live(self) -> bool:
         return self.removed_at is None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> WorkspaceJson:
+        return cast(WorkspaceJson, asdict(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +67,8 @@ class Agent:
     def live(self) -> bool:
         return self.removed_at is None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)  # a deep copy: callers cannot reach the stored policy
+    def to_json(self) -> AgentJson:
+        return cast(AgentJson, asdict(self))  # a deep copy: callers cannot reach the stored policy
 
 
 R = TypeVar("R", Workspace, Agent)
@@ -79,5 +81,5 @@ class TreeItem(Generic[R]):
     depth: int
     node: R
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> WorkspaceItemJson | AgentItemJson:
         return {"depth": self.depth, **self.node.to_json()}

@@ -1,7 +1,9 @@
 """Search: recall inside one chat and finding a chat across the store.
 
-`Forest.search_session_entries` and `Forest.search_chats` (see mixin.py) are
-the entry points; composer.py answers `/recall` and `/find` typed in a chat.
+A backend-neutral funnel over one `store.base.SearchIndex`: `find.search_chats`
+and `recall.search_session_entries` are its entry points (`Forest` offers them
+through mixin.py for now); composer.py answers `/recall` and `/find` in a chat.
+No module here runs SQL or knows a backend's query syntax.
 """
 
 from .composer import ComposerCommand, ResultCard, handle, parse_composer

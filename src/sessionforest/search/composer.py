@@ -11,9 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..render import escape, plural
+from ..wire import ResultCardJson
 from .results import ChatHit, ChatSearch, EntryHit
 
 COMMANDS = ("recall", "find")
@@ -52,7 +53,7 @@ class ResultCard:
     entries: tuple[EntryHit, ...] = ()
     chats: ChatSearch | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ResultCardJson:
         return {
             "command": self.command,
             "query": self.query,

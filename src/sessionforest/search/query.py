@@ -13,7 +13,8 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+
+from ..wire import TimeWindowJson
 
 # A general English list (Snowball's, plus a few words people use to talk
 # about a chat rather than its subject). Never tuned to particular queries.
@@ -66,7 +67,7 @@ class TimeWindow:
     start: datetime
     end: datetime
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TimeWindowJson:
         return {"phrase": self.phrase, "start": _iso(self.start), "end": _iso(self.end)}
 
 

@@ -1,19 +1,19 @@
 """What the two searches return: frozen values with a stable JSON shape.
 
 Snippets mark matched words with `**` and cut text with `…`; they are short
-excerpts chosen by FTS5, never whole entry bodies.
+excerpts chosen by the search backend, never whole entry bodies.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
+from ..scripts import ELLIPSIS, MARK
+from ..wire import ChatHitJson, ChatSearchJson, EntryHitJson
 from .query import TimeWindow
 
-MARK = "**"  # around a matched word in a snippet
-ELLIPSIS = "…"
+__all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class EntryHit:
     on_active_branch: bool
     score: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EntryHitJson:
         return {
             "entry_id": self.entry_id,
             "session_id": self.session_id,
@@ -63,7 +63,7 @@ class ChatHit:
     def matches(self) -> int:
         return self.entry_matches + int(self.digest_match)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChatHitJson:
         return {
             "session_id": self.session_id,
             "title": self.title,
@@ -121,7 +121,7 @@ class ChatSearch:
     def top(self) -> ChatHit | None:
         return self.hits[0] if self.hits else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChatSearchJson:
         return {
             "query": self.query,
             "confident": self.confident,

@@ -1,4 +1,4 @@
-"""T1: one MATCH over the entry index, one over the digest index, fused per chat.
+"""T1: one list of matching entries, one of matching chat digests, fused per chat.
 
 AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
 (weight / (60 + rank): entries 1, digests 2, and a third list ranking chats by
@@ -7,26 +7,22 @@ rarer terms: 1 under AND, 16 after an OR, where no single entry holds every
 word and the chat-level evidence decides) plus small bonuses for several
 matching entries, for covering every term and for recency. Only top-level,
 unquarantined chats count; ended and archived ones are included and marked.
+Every list comes from the search backend's primitives (store/base.SearchIndex).
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
-
-import orjson
+from typing import Final
 
 from ..ids import parse_iso
-from . import fts, grams
-from .index import SEQUENCE_MASK, SESSION_SHIFT
+from ..store.base import ChatKey, ChatRow, EntryKey, SearchIndex, Term
 from .query import TimeWindow
-from .results import ELLIPSIS, MARK, ChatHit
-from .terms import Term
+from .results import ChatHit
 
 MIN_AND_CHATS: Final = 4
 RRF_K: Final = 60
@@ -38,9 +34,9 @@ MULTI_BONUS: Final = 0.003  # reached at five matching entries
 COVER_BONUS: Final = 0.006
 RECENCY_BONUS: Final = 0.003  # halves every RECENCY_HALF_LIFE days of inactivity
 RECENCY_HALF_LIFE: Final = 30.0
-# bm25 costs ~2 us per matching entry plus a walk of each term's doclist: past
-# this many estimated matches a ranked MATCH would blow the latency budget,
-# so the newest matches are taken unranked instead.
+# Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
+# term's posting list): past this many estimated matches a ranked list would
+# blow the latency budget, so the newest matches are taken unranked instead.
 RANK_BUDGET: Final = 10_000
 ENTRY_ROWS: Final = 1_000
 DIGEST_ROWS: Final = 500
@@ -58,43 +54,6 @@ EVIDENCE_WEIGHT_OR: Final = 16.0
 EVIDENCE_K1: Final = 1.2
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
 
-# ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
-ENTRY_RANKED = (
-    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? ORDER BY rank LIMIT ?"
-)
-# Index rowids grow with session numbers, so rowid order is newest chats first.
-ENTRY_NEWEST = (
-    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
-    "ORDER BY rowid DESC LIMIT ?"
-)
-# A title describes a chat best; the first reply less than what the user asked.
-DIGEST_RANKED = (
-    "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? "
-    "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank LIMIT ?"
-)
-# The activity span comes from search_sessions: no session_entries rows are read.
-_CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
-FROM search_sessions m JOIN sessions s ON s.id = m.session_id
-WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
-CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND m.num IN (SELECT value FROM json_each(?))"
-ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
-ENTRY_PROBE = (
-    "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
-    "AND rowid BETWEEN ? AND ? LIMIT 1"
-)
-ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
-DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
-CHAT_COUNT = "SELECT count(*) FROM search_sessions"
-DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
-ENTRY_SNIPPET = (
-    f"SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
-    "FROM session_entry_fts WHERE session_entry_fts MATCH ? AND rowid = ?"
-)
-DIGEST_SNIPPET = (
-    f"SELECT snippet(chat_digest_fts, -1, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
-    "FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Filters:
@@ -107,7 +66,7 @@ class Filters:
 class Candidate:
     """A chat being scored by T1 (mutable until `retrieve` returns it)."""
 
-    num: int
+    key: ChatKey
     session_id: str
     title: str
     harness: str
@@ -118,7 +77,7 @@ class Candidate:
     updated_at: str
     entry_rank: int | None = None
     entry_matches: int = 0
-    best_rowid: int | None = None
+    best_entry: EntryKey | None = None
     digest_rank: int | None = None
     evidence_rank: int | None = None
     evidence_weight: float = EVIDENCE_WEIGHT_AND
@@ -137,12 +96,22 @@ def _when(text: str | None) -> datetime | None:
         return None
 
 
-def _chat(row: Sequence[Any]) -> Candidate:
-    num, sid, title, harness, status, created, first, last = row
+def _chat(row: ChatRow) -> Candidate:
+    created, first, last = row.created_at, row.first_at, row.last_at
     moments = [m for m in (_when(created), _when(first), _when(last)) if m is not None]
     updated = max((t for t in (created, last) if t), default=created)
     first_seen, last_seen = min(moments, default=None), max(moments, default=None)
-    return Candidate(num, sid, title, harness, status, created, first_seen, last_seen, updated)
+    return Candidate(
+        row.key,
+        row.session_id,
+        row.title,
+        row.harness,
+        row.status,
+        created,
+        first_seen,
+        last_seen,
+        updated,
+    )
 
 
 def _passes(chat: Candidate, filters: Filters) -> bool:
@@ -156,16 +125,17 @@ def _passes(chat: Candidate, filters: Filters) -> bool:
     return chat.active_from <= window.end and chat.active_to >= window.start
 
 
-def _load(conn: sqlite3.Connection, nums: Iterable[int], filters: Filters) -> dict[int, Candidate]:
-    wanted = orjson.dumps(sorted(set(nums))).decode()
-    chats = (_chat(row) for row in conn.execute(CHATS_BY_NUM, (wanted,)))
-    kept = {c.num: c for c in chats if _passes(c, filters)}
-    return _without_excluded(conn, kept, filters.excluded)
+def _load(
+    index: SearchIndex, keys: Iterable[ChatKey], filters: Filters
+) -> dict[ChatKey, Candidate]:
+    chats = (_chat(row) for row in index.chats(keys))
+    kept = {c.key: c for c in chats if _passes(c, filters)}
+    return _without_excluded(index, kept, filters.excluded)
 
 
 def _without_excluded(
-    conn: sqlite3.Connection, chats: dict[int, Candidate], excluded: Sequence[Term]
-) -> dict[int, Candidate]:
+    index: SearchIndex, chats: dict[ChatKey, Candidate], excluded: Sequence[Term]
+) -> dict[ChatKey, Candidate]:
     """`chats` less those holding an excluded term in any entry or their digest.
 
     A term cheap enough to read is read once (its chats, from both lists);
@@ -174,22 +144,22 @@ def _without_excluded(
     for term in excluded:
         if not chats:
             break
-        gram_digests = term.grams.digest_df if term.grams is not None else 0
-        if term.entries + term.digest_df + gram_digests > EVIDENCE_BUDGET:
-            chats = {n: c for n, c in chats.items() if not contains(conn, c, term)}
+        substring_digests = term.spaceless.digest_df if term.spaceless is not None else 0
+        if term.entries + term.digest_df + substring_digests > EVIDENCE_BUDGET:
+            chats = {n: c for n, c in chats.items() if not contains(index, c, term)}
             continue
-        holding = {r >> SESSION_SHIFT for r in _term_rows(conn, term, EVIDENCE_BUDGET)}
-        holding.update(r[0] for r in conn.execute(DIGEST_ROWIDS, (term.match(), EVIDENCE_BUDGET)))
-        if term.grams is not None:
-            holding.update(grams.digests(conn, [term], False, EVIDENCE_BUDGET))
+        holding = set(index.entry_counts(term, EVIDENCE_BUDGET))
+        holding.update(
+            index.digest_matches([term], conjunctive=False, ranked=False, limit=EVIDENCE_BUDGET)
+        )
         chats = {n: c for n, c in chats.items() if n not in holding}
     return chats
 
 
-def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
-    """The MATCH expression over entries, and whether bm25 can afford to rank it."""
+def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[Sequence[Term], bool]:
+    """The terms to match entries by, and whether ranking them is affordable."""
     if conjunctive:
-        return fts.all_of(t.match() for t in terms), min(t.entry_df for t in terms) <= RANK_BUDGET
+        return terms, min(t.entry_df for t in terms) <= RANK_BUDGET
     # OR: rarest first while the summed matches stay affordable; the terms
     # left out are too common to change which chats come first.
     chosen: list[Term] = []
@@ -200,41 +170,20 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[str, bool]:
         chosen.append(term)
         total += term.entry_df
     if total > RANK_BUDGET:
-        return fts.any_of(t.match() for t in terms), False
-    return fts.any_of(t.match() for t in chosen), True
-
-
-def _term_rows(conn: sqlite3.Connection, term: Term, limit: int) -> set[int]:
-    """Every entry matching `term` in either index (up to `limit` from each)."""
-    rows: set[int] = set()
-    if term.entry_df:
-        rows.update(r[0] for r in conn.execute(ENTRY_ROWIDS, (term.match(), limit)))
-    if term.grams is not None and term.grams.entry_df:
-        rows.update(grams.entries(conn, [term], False, limit, RANK_BUDGET))
-    return rows
-
-
-def _after(first: list[int], more: Iterable[int]) -> list[int]:
-    """`first`, then the rows of `more` that it lacks."""
-    seen = set(first)
-    out = list(first)
-    for row in more:
-        if row not in seen:
-            seen.add(row)
-            out.append(row)
-    return out
+        return terms, False
+    return chosen, True
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Chat-level BM25 over entry matches, for the terms cheap enough to read."""
 
-    scores: dict[int, float]  # chat number -> score
-    covered: dict[int, set[int]]  # chat number -> indexes of the terms it matches
+    scores: dict[ChatKey, float]
+    covered: dict[ChatKey, set[int]]  # chat -> indexes of the terms it matches
     counted: frozenset[int]  # indexes of the terms that were read
 
 
-def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
+def evidence(index: SearchIndex, terms: Sequence[Term]) -> Evidence:
     """Sum over terms of idf x saturated count of the chat's matching entries.
 
     Whole-chat evidence: a chat that mentions two rare words in different
@@ -242,8 +191,8 @@ def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
     rarest first while their document frequencies fit EVIDENCE_BUDGET; the
     common ones left out barely move BM25 anyway.
     """
-    scores: dict[int, float] = {}
-    covered: dict[int, set[int]] = {}
+    scores: dict[ChatKey, float] = {}
+    covered: dict[ChatKey, set[int]] = {}
     counted: set[int] = set()
     total = 0
     order = sorted(range(len(terms)), key=lambda i: terms[i].entries)
@@ -256,11 +205,8 @@ def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
             break
         total += term.entries
         if not chats:
-            chats = int(conn.execute(CHAT_COUNT).fetchone()[0]) or 1
-        counts: dict[int, int] = {}
-        for rowid in _term_rows(conn, term, EVIDENCE_BUDGET):
-            num = rowid >> SESSION_SHIFT
-            counts[num] = counts.get(num, 0) + 1
+            chats = index.chat_count() or 1
+        counts = index.entry_counts(term, EVIDENCE_BUDGET)
         counted.add(i)
         if not counts:
             continue
@@ -272,39 +218,30 @@ def evidence(conn: sqlite3.Connection, terms: Sequence[Term]) -> Evidence:
 
 
 def _collect(
-    conn: sqlite3.Connection,
+    index: SearchIndex,
     terms: Sequence[Term],
     conjunctive: bool,
     filters: Filters,
     proof: Evidence,
-) -> dict[int, Candidate]:
-    expr, ranked = _entry_query(terms, conjunctive)
-    rows = [
-        r[0] for r in conn.execute(ENTRY_RANKED if ranked else ENTRY_NEWEST, (expr, ENTRY_ROWS))
-    ]
-    combine = fts.all_of if conjunctive else fts.any_of
-    digest = [
-        r[0] for r in conn.execute(DIGEST_RANKED, (combine(t.match() for t in terms), DIGEST_ROWS))
-    ]
-    if grams.used(terms):
-        # Word matches first, then substrings in text of spaceless scripts.
-        rows = _after(rows, grams.entries(conn, terms, conjunctive, ENTRY_ROWS, RANK_BUDGET))
-        digest = _after(digest, grams.digests(conn, terms, conjunctive, DIGEST_ROWS))
-    nums = [r >> SESSION_SHIFT for r in rows] + digest
+) -> dict[ChatKey, Candidate]:
+    matched, ranked = _entry_query(terms, conjunctive)
+    rows = index.entry_matches(matched, conjunctive=conjunctive, ranked=ranked, limit=ENTRY_ROWS)
+    digest = index.digest_matches(terms, conjunctive=conjunctive, ranked=True, limit=DIGEST_ROWS)
+    keys = [chat for chat, _ in rows] + digest
     if not conjunctive:
         # After an OR, chats whose entries together hold the most evidence join too.
         best = sorted(proof.scores, key=proof.scores.__getitem__, reverse=True)
-        nums += best[:EVIDENCE_CHATS]
-    chats = _load(conn, nums, filters)
+        keys += best[:EVIDENCE_CHATS]
+    chats = _load(index, keys, filters)
     rank = 0
-    for rowid in rows:
-        chat = chats.get(rowid >> SESSION_SHIFT)
+    for key, entry in rows:
+        chat = chats.get(key)
         if chat is None:
             continue
         if chat.entry_rank is None:
             rank += 1
             chat.entry_rank = rank
-            chat.best_rowid = rowid
+            chat.best_entry = entry
         chat.entry_matches += 1
     rank = 0
     for num in digest:
@@ -324,27 +261,18 @@ def _collect(
             chat.covered = set(range(len(terms)))
             chat.and_match = True
         else:
-            chat.covered = set(proof.covered.get(chat.num, ()))
+            chat.covered = set(proof.covered.get(chat.key, ()))
     return chats
 
 
-def contains(conn: sqlite3.Connection, chat: Candidate, term: Term) -> bool:
-    """Whether any entry of the chat, or its digest, matches `term`."""
-    low = chat.num << SESSION_SHIFT
-    match = term.match()
-    if (
-        conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone()
-        or conn.execute(DIGEST_PROBE, (match, chat.num)).fetchone()
-    ):
-        return True
-    return term.grams is not None and grams.contains(
-        conn, term.grams, chat.num, SESSION_SHIFT, SEQUENCE_MASK
-    )
+def contains(index: SearchIndex, chat: Candidate, term: Term) -> bool:
+    """Whether any entry of the chat, or its digest, holds `term`."""
+    return index.contains(chat.key, term)
 
 
-def _probe(conn: sqlite3.Connection, chat: Candidate, terms: Sequence[Term]) -> None:
+def _probe(index: SearchIndex, chat: Candidate, terms: Sequence[Term]) -> None:
     for i, term in enumerate(terms):
-        if i not in chat.covered and contains(conn, chat, term):
+        if i not in chat.covered and contains(index, chat, term):
             chat.covered.add(i)
 
 
@@ -368,27 +296,6 @@ def _base_score(chat: Candidate, now: datetime) -> float:
     return score
 
 
-def _snippet(
-    conn: sqlite3.Connection, chat: Candidate, expr: str, needles: Sequence[str] | None
-) -> str:
-    """FTS5's snippet of the best entry (or digest); `needles`, when the query
-    uses the trigram index, mark an excerpt of a row from there instead."""
-    if chat.best_rowid is not None:
-        if needles is not None:
-            found = grams.entry_excerpt(conn, chat.best_rowid, needles)
-            if found is not None:
-                return found
-        row = conn.execute(ENTRY_SNIPPET, (expr, chat.best_rowid)).fetchone()
-        if row:
-            return str(row[0])
-    row = conn.execute(DIGEST_SNIPPET, (expr, chat.num)).fetchone()
-    if row:
-        return str(row[0])
-    if needles is not None:
-        return grams.digest_excerpt(conn, chat.num, needles) or ""
-    return ""
-
-
 def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
     return ChatHit(
         session_id=chat.session_id,
@@ -407,7 +314,7 @@ def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
 
 
 def retrieve(
-    conn: sqlite3.Connection,
+    index: SearchIndex,
     terms: Sequence[Term],
     filters: Filters,
     now: datetime,
@@ -418,12 +325,12 @@ def retrieve(
     After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
     terms they match; that decides the bonus for covering every term.
     """
-    proof = evidence(conn, terms)
-    chats = _collect(conn, terms, True, filters, proof)
+    proof = evidence(index, terms)
+    chats = _collect(index, terms, True, filters, proof)
     mode = "and"
     if len(chats) < MIN_AND_CHATS and len(terms) > 1:
         found_all = set(chats)
-        chats = _collect(conn, terms, False, filters, proof)
+        chats = _collect(index, terms, False, filters, proof)
         for num in found_all & set(chats):
             chats[num].and_match = True
         mode = "or"
@@ -431,25 +338,23 @@ def retrieve(
     for position, chat in enumerate(ranked):
         chat.score = _base_score(chat, now)
         if mode == "or" and position < max(shown, PROBED_CHATS):
-            _probe(conn, chat, terms)
+            _probe(index, chat, terms)
         if len(terms) > 1 and len(chat.covered) == len(terms):
             chat.score += COVER_BONUS
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
     return ranked, mode
 
 
-def hits(
-    conn: sqlite3.Connection, chats: Sequence[Candidate], terms: Sequence[Term]
-) -> list[ChatHit]:
-    """Chat hits with snippets (one snippet query per returned chat)."""
-    expr = fts.any_of(t.match() for t in terms)
-    needles = [t.text for t in terms] if grams.used(terms) else None
-    return [_hit(c, terms, _snippet(conn, c, expr, needles) if terms else "") for c in chats]
+def hits(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) -> list[ChatHit]:
+    """Chat hits with snippets (one snippet per returned chat)."""
+    return [
+        _hit(c, terms, index.snippet(c.key, c.best_entry, terms) if terms else "") for c in chats
+    ]
 
 
-def recent(conn: sqlite3.Connection, filters: Filters) -> list[Candidate]:
+def recent(index: SearchIndex, filters: Filters) -> list[Candidate]:
     """With nothing to match: the chats the filters allow, latest activity first."""
-    kept = {c.num: c for c in map(_chat, conn.execute(ALL_CHATS)) if _passes(c, filters)}
-    chats = list(_without_excluded(conn, kept, filters.excluded).values())
-    chats.sort(key=lambda c: (_stamp(c), c.num), reverse=True)
+    kept = {c.key: c for c in map(_chat, index.all_chats()) if _passes(c, filters)}
+    chats = list(_without_excluded(index, kept, filters.excluded).values())
+    chats.sort(key=lambda c: (_stamp(c), c.key), reverse=True)
     return chats

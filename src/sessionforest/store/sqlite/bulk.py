@@ -1,60 +1,48 @@
-"""Bulk writes for importers: one transaction per chat, explicit ids, idempotent re-import.
+"""Bulk writes for importers and whole-session transfers: the SQLite `BulkStore`.
 
-`BulkMixin.bulk_chat(spec, path)` opens one BEGIN IMMEDIATE transaction and
-yields a `ChatWriter`: rows are validated as they come, buffered and written
-with executemany; an id already stored with identical content is skipped, one
-stored with other content fails the chat. Any error rolls the chat back whole.
+`SQLiteBulk.bulk_chat(spec, path)` opens one BEGIN IMMEDIATE transaction and
+yields a `SQLiteChatWriter`: rows are validated as they come, buffered and
+written with executemany; an id already stored with identical content is
+skipped, one stored with other content fails the chat. Any error rolls the
+chat back whole. Restoring and streaming whole sessions live in transfer.py.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from ...errors import (
     EntryConflict,
     ImportRejected,
     InvalidArgument,
     SessionQuarantined,
-    StoreReadOnly,
+    UnknownSession,
 )
 from ...jsontext import payload_text
 from ...kinds import validate_payload
 from ...model import (
+    CURRENT_SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
     ChatResult,
     ChatSpec,
-    ImportReport,
-    SessionInfo,
-    Transcript,
+    SessionStatus,
+    StoredEntry,
+    StoredSession,
     Visibility,
 )
-from ...search import large
-from . import integrity
-from .connection import driver_error, rollback
-
-if TYPE_CHECKING:
-    from ...io.common import Progress
-    from .forest import Forest
+from . import integrity, transfer
+from .connection import driver_error
+from .rows import BAD_PARENT, BRANCHES, INSERT_SESSION, UPSERT_HEAD, insert_entries
+from .search import large
 
 BATCH = 1000
 RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
 
-INSERT_ENTRY = (
-    "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
-    "semantic_schema_version, kind, payload, context_visibility, created_at, stamp) "
-    "VALUES (?, ?, ?, ?, 2, ?, ?, ?, ?, NULL)"
-)
-
-INSERT_SESSION = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility, source_format, "
-    "source_path, source_id, summary, git_branch, origin_cwd) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 SESSION_STATE = """
 SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
@@ -63,44 +51,125 @@ SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_bra
 FROM sessions s WHERE s.id = ?
 """
 
-UPSERT_HEAD = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                      updated_at = excluded.updated_at
-"""
 
-# A safety net behind the importers' own ordering: a row written now whose
-# parent is missing, foreign or not earlier, or an entry stored before whose
-# schema version this sessionforest cannot read (see forest._checked for why
-# the parent is enough). One indexed pass over new rows.
-BAD_PARENT = f"""
-SELECT c.id, c.parent_entry_id, p.session_id, p.semantic_schema_version
-FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
-WHERE c.session_id = ? AND c.sequence > ? AND c.parent_entry_id IS NOT NULL
-  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
-       OR p.semantic_schema_version NOT IN ({integrity.READABLE}))
-LIMIT 1
-"""
-
-# Branch points that re-did a turn: two or more context-visible user or
-# assistant messages under one parent. Tool fan-out (an assistant's next
-# tool call beside a tool result), hidden nodes, notifications and local
-# commands a harness chains aside (`local_command`) never count. instr first:
-# json_extract copies the whole payload, which a 60 MB message makes costly.
-BRANCHES = """
-SELECT COUNT(*) FROM (
-    SELECT 1 FROM session_entries
-    WHERE session_id = ? AND parent_entry_id IS NOT NULL
-      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
-      AND (instr(payload, '"local_command"') = 0
-           OR json_extract(payload, '$.local_command') IS NULL)
-    GROUP BY parent_entry_id HAVING COUNT(*) > 1
-)
-"""
+NO_LIMIT = (1 << 63) - 1  # the largest sequence SQLite can hold
 
 
-class ChatWriter:
-    """Writes one chat inside the transaction `BulkMixin.bulk_chat` holds."""
+class SQLiteBulk:
+    """The SQLite `BulkStore`: importers' per-chat writes and exact session transfers.
+
+    `write()` gives the writer connection inside one BEGIN IMMEDIATE
+    transaction (rolled back, driver errors converted, on any error); `read()`
+    a connection to read from. `path` names the store in converted errors.
+    """
+
+    def __init__(self, path: Path, write: Transaction, read: Transaction) -> None:
+        self._path = path
+        self._write = write
+        self._read = read
+
+    @contextmanager
+    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[SQLiteChatWriter]:
+        """Write one chat in one transaction; any error leaves the store as it was."""
+        with self._write() as conn:
+            state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
+            if state is None:
+                _insert_session(conn, spec)
+                last = 0
+            else:
+                quarantine, fmt, source_id = state[0], state[1], state[2]
+                if quarantine is not None:
+                    raise SessionQuarantined(spec.id, quarantine)
+                if (fmt, source_id) != (spec.source_format, spec.source_id):
+                    raise ImportRejected(
+                        str(source),
+                        None,
+                        f"session {spec.id} exists and was not imported "
+                        f"from {spec.source_format} {spec.source_id}",
+                    )
+                last = state[7] or 0
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM temp.import_confirmed")
+            created_at = spec.created_at if state is None else state[8]
+            writer = SQLiteChatWriter(conn, spec, source, last, created_at)
+            yield writer
+            entries, branches = writer.finish()
+            if state is None or (
+                writer.title,
+                writer.summary,
+                writer.git_branch,
+                spec.source_path,
+            ) != tuple(state[3:7]):
+                conn.execute(
+                    "UPDATE sessions SET title = ?, summary = ?, git_branch = ?, "
+                    "source_path = ? WHERE id = ?",
+                    (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
+                )
+        writer.result = ChatResult(
+            spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
+        )
+
+    def restore_session(
+        self,
+        session: StoredSession,
+        entries: Iterable[StoredEntry],
+        *,
+        source: str,
+        locate: Callable[[int], int | None] | None = None,
+    ) -> int:
+        """Write a new session exactly, all or nothing (see BulkStore.restore_session)."""
+        with self._write() as conn:
+            return transfer.restore(conn, session, entries, source, locate)
+
+    def stored_session(self, session_id: str) -> StoredSession:
+        """The session row as stored (see BulkStore.stored_session)."""
+        with self._reading() as conn:
+            return transfer.stored_session(conn, session_id)
+
+    def stored_entries(
+        self, session_id: str, *, through: int | None = None
+    ) -> Iterator[StoredEntry]:
+        """The session's rows in sequence order, streamed (see BulkStore.stored_entries);
+        the session is checked when the first row is asked for."""
+        with self._reading() as conn:
+            _readable(conn, session_id)
+            yield from transfer.stored_entries(
+                conn, session_id, NO_LIMIT if through is None else through
+            )
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A read connection; driver errors leave as the store's own errors."""
+        try:
+            with self._read() as conn:
+                yield conn
+        except sqlite3.Error as exc:
+            raise driver_error(self._path, exc) from exc
+
+
+def _readable(conn: sqlite3.Connection, session_id: str) -> None:
+    row = conn.execute("SELECT quarantine FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise UnknownSession(session_id)
+    if row[0] is not None:
+        raise SessionQuarantined(session_id, row[0])
+
+
+def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
+    row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at, str(SessionStatus.ACTIVE),
+           str(spec.visibility), spec.origin_cwd, spec.source_format, spec.source_path,
+           spec.source_id, spec.summary, spec.git_branch)  # fmt: skip
+    try:
+        conn.execute(INSERT_SESSION, row)
+    except sqlite3.IntegrityError as exc:
+        refused = integrity.adoption_refused(exc, spec.id)
+        if refused is None:
+            raise
+        raise refused from exc
+
+
+class SQLiteChatWriter:
+    """The `ChatWriter` of `SQLiteBulk.bulk_chat`: writes one chat inside its transaction."""
 
     def __init__(
         self, conn: sqlite3.Connection, spec: ChatSpec, path: Path, last: int, created_at: str
@@ -233,10 +302,11 @@ class ChatWriter:
         for row in rows:
             old = stored.get(row.id)
             if old is None:
-                fresh.append((row.id, sid, row.parent, self._next, *row[2:6]))
+                version = CURRENT_SCHEMA_VERSION
+                fresh.append((row.id, sid, row.parent, self._next, version, row.kind,
+                              row.payload, row.visibility, row.created_at, None))  # fmt: skip
                 if row.text is not None:
-                    self._insert(fresh)
-                    large.index_large(self._conn, sid, self._next, row.kind, row.text)
+                    self._insert(fresh, row.text)
                 self._next += 1
             elif old[6] != sid:
                 subject = row.source or "a record"
@@ -260,23 +330,22 @@ class ChatWriter:
             self.unchanged += len(confirmed)
         self._insert(fresh)
 
-    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+    def _insert(self, rows: list[tuple[Any, ...]], text: str | None = None) -> None:
         if rows:
-            self._conn.executemany(INSERT_ENTRY, rows)
             self.added += len(rows)
-            rows.clear()
+            insert_entries(self._conn, rows, text)
 
     def finish(self) -> tuple[int, int]:
         """Flush, check parents and set the head; returns (entries, branches)."""
         self.flush()
         conn, sid = self._conn, self._spec.id
         bad = conn.execute(BAD_PARENT, (sid, self._base)).fetchone()
-        if bad is not None and bad[2] == sid and bad[3] not in SUPPORTED_SCHEMA_VERSIONS:
+        if bad is not None and bad[2] == sid and bad[4] not in SUPPORTED_SCHEMA_VERSIONS:
             raise ImportRejected(
                 str(self._path),
                 None,
                 f"entry {bad[0]} would go below stored entry {bad[1]}, whose semantic schema "
-                f"version {bad[3]} this sessionforest cannot read",
+                f"version {bad[4]} this sessionforest cannot read",
                 bad[0],
             )
         if bad is not None:
@@ -329,144 +398,3 @@ def _difference(stored: _Row, row: _Row) -> tuple[str, str] | None:
         if old != new:
             return name, f"{old} / {new}" if name in _SHOWN else ""
     return None
-
-
-def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
-    row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at, str(spec.visibility),
-           spec.source_format, spec.source_path, spec.source_id, spec.summary,
-           spec.git_branch, spec.origin_cwd)  # fmt: skip
-    try:
-        conn.execute(INSERT_SESSION, row)
-    except sqlite3.IntegrityError as exc:
-        refused = integrity.adoption_refused(exc, spec.id)
-        if refused is None:
-            raise
-        raise refused from exc
-
-
-def _forest(mixin: BulkMixin) -> Forest:
-    """The importers take the whole store; a BulkMixin is only ever mixed into Forest."""
-    return cast("Forest", mixin)
-
-
-class BulkMixin:
-    """Transactional per-chat writes for importers, and the import/export entry points."""
-
-    _conn: sqlite3.Connection
-    path: Path
-    readonly_why: str | None
-
-    if TYPE_CHECKING:
-
-        def _readable(self, session_id: str) -> str | None: ...
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-        def session(self, session_id: str) -> SessionInfo: ...
-
-    @contextmanager
-    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
-        """Write one chat in one transaction; any error leaves the store as it was."""
-        conn = self._conn
-        if self.readonly_why is not None:
-            raise StoreReadOnly(str(self.path), self.readonly_why)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise driver_error(self.path, exc) from exc
-        try:
-            state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
-            if state is None:
-                _insert_session(conn, spec)
-                last = 0
-            else:
-                quarantine, fmt, source_id = state[0], state[1], state[2]
-                if quarantine is not None:
-                    raise SessionQuarantined(spec.id, quarantine)
-                if (fmt, source_id) != (spec.source_format, spec.source_id):
-                    raise ImportRejected(
-                        str(source),
-                        None,
-                        f"session {spec.id} exists and was not imported "
-                        f"from {spec.source_format} {spec.source_id}",
-                    )
-                last = state[7] or 0
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM temp.import_confirmed")
-            created_at = spec.created_at if state is None else state[8]
-            writer = ChatWriter(conn, spec, source, last, created_at)
-            yield writer
-            entries, branches = writer.finish()
-            if state is None or (
-                writer.title,
-                writer.summary,
-                writer.git_branch,
-                spec.source_path,
-            ) != tuple(state[3:7]):
-                conn.execute(
-                    "UPDATE sessions SET title = ?, summary = ?, git_branch = ?, "
-                    "source_path = ? WHERE id = ?",
-                    (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
-                )
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise driver_error(self.path, exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
-        writer.result = ChatResult(
-            spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
-        )
-
-    def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
-        """Import one native JSONL file (all or nothing) and record it as the chat's source."""
-        from ...io import native
-
-        source = Path(path)
-        with self._write() as conn:
-            sid = native.import_session(conn, source)
-            conn.execute(
-                "UPDATE sessions SET source_format = 'native', source_path = ?, source_id = ? "
-                "WHERE id = ?",
-                (str(source), sid, sid),
-            )
-        return self.session(sid)
-
-    def branches(self, session_id: str) -> int:
-        """How many points of the session's tree re-did a turn (see BRANCHES)."""
-        self._readable(session_id)
-        return int(self._conn.execute(BRANCHES, (session_id,)).fetchone()[0])
-
-    def import_chats(
-        self,
-        fmt: str,
-        path: str | os.PathLike[str],
-        *,
-        skip_bad: bool = False,
-        progress: Progress | None = None,
-    ) -> ImportReport:
-        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent, native).
-
-        Each chat is its own transaction: a bad line fails that chat (the store
-        unchanged for it) unless `skip_bad`, which records the line and goes on.
-        A failed chat is listed in the report's `failed` (file, line, reason)
-        and the import goes on with the others; only a path that does not
-        exist, or a store that cannot be written, raises. Re-importing is
-        idempotent; a longer file adds only its new entries.
-        """
-        from ...io import importers
-
-        return importers.run(_forest(self), fmt, Path(path), skip_bad=skip_bad, progress=progress)
-
-    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
-        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
-        from ...io import yoagent
-
-        return yoagent.export_session(_forest(self), session_id, out)
-
-    def export_gasp(
-        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
-    ) -> Transcript:
-        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
-        from ...io import gasp
-
-        return gasp.export_transcript(_forest(self), session_id, Path(directory), run_id)

@@ -166,6 +166,8 @@ class Opened:
     readonly: str | None  # why it is read-only; None: it is not
     lock: int | None  # a descriptor to close with the connection
     migrated: list[str]
+    # Opens one more connection to the same file, the same way (readers of a pool).
+    connect: Callable[[], sqlite3.Connection]
 
     def close(self) -> None:
         self.conn.close()
@@ -174,7 +176,23 @@ class Opened:
             self.lock = None
 
 
-def _connect_readonly(target: Path) -> tuple[sqlite3.Connection, int | None]:
+def _readonly_uri(target: Path, immutable: bool) -> str:
+    # immutable: no -wal/-shm are created (nor needed: see _hold_shared).
+    query = "?mode=ro&immutable=1" if immutable else "?mode=ro"
+    return target.absolute().as_uri() + query
+
+
+def _connect(target: str | Path, uri: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves so every write is
+    # exactly one explicit IMMEDIATE transaction; check_same_thread=False: a
+    # pooled connection moves between threads (one at a time, see database.py).
+    conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    return conn
+
+
+def _connect_readonly(target: Path, busy_timeout_ms: int) -> tuple[str, int | None]:
+    """The URI to read `target` through, and the lock to hold while any reader is open."""
     with target.open("rb") as handle:
         header = handle.read(100)
     lock = None
@@ -183,20 +201,7 @@ def _connect_readonly(target: Path) -> tuple[sqlite3.Connection, int | None]:
         if lock is not None and _sidecars(target):  # a writer came in before the lock
             os.close(lock)
             lock = None
-    # immutable: no -wal/-shm are created (nor needed: see _hold_shared).
-    query = "?mode=ro&immutable=1" if lock is not None else "?mode=ro"
-    try:
-        conn = sqlite3.connect(
-            target.absolute().as_uri() + query,
-            uri=True,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-    except BaseException:
-        if lock is not None:
-            os.close(lock)
-        raise
-    return conn, lock
+    return _readonly_uri(target, lock is not None), lock
 
 
 def _sidecars(target: Path) -> bool:
@@ -246,21 +251,20 @@ def open_store(
     why = None
     if as_reader:
         why = READ_ONLY_ASKED if readonly else READ_ONLY_FILE
+    lock = None
     try:
         if as_reader:
-            conn, lock = _connect_readonly(target)
+            uri, lock = _connect_readonly(target, busy_timeout_ms)
+            connect = functools.partial(_connect, uri, True, busy_timeout_ms)
         else:
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves so every
-            # write is exactly one explicit IMMEDIATE transaction.
-            conn, lock = (
-                sqlite3.connect(target, isolation_level=None, check_same_thread=False),
-                None,
-            )
+            connect = functools.partial(_connect, target, False, busy_timeout_ms)
+        conn = connect()
     except (OSError, sqlite3.Error) as exc:
+        if lock is not None:
+            os.close(lock)
         raise StoreUnreadable(where, str(exc)) from exc
-    opened = Opened(conn, why, lock, [])
+    opened = Opened(conn, why, lock, [], connect)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         foreign = migrations.not_a_store(conn, empty_ok=not as_reader)
         if foreign is not None:
             raise NotAStore(where, foreign)

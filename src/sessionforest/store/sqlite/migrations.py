@@ -275,10 +275,10 @@ def workspace_and_agent_trees(conn: sqlite3.Connection) -> None:
 @migration
 def session_search_index(conn: sqlite3.Connection) -> None:
     # FTS5 over conversational entries and a per-chat digest, kept in sync by
-    # triggers; entries already stored are indexed here (search/index.py).
-    from ...search import index
+    # triggers; entries already stored are indexed here (frozen/, as released).
+    from .frozen import session_search_index as ddl
 
-    index.create(conn)
+    _run(conn, *ddl.CREATE_TABLES, *ddl.BACKFILL, *ddl.CREATE_TRIGGERS)
 
 
 @migration
@@ -302,10 +302,10 @@ def session_gram_index(conn: sqlite3.Connection) -> None:
     # A trigram index beside the word index, for text in scripts written
     # without spaces (Chinese, Japanese, Korean, Thai, ...): only rows holding
     # such text, filled from the word index, kept in sync by triggers
-    # (search/gram_index.py).
-    from ...search import gram_index
+    # (frozen/, as released).
+    from .frozen import session_gram_index as ddl
 
-    gram_index.create(conn)
+    _run(conn, *ddl.CREATE_TABLES, *ddl.BACKFILL, *ddl.CREATE_TRIGGERS)
 
 
 @migration
@@ -372,11 +372,11 @@ def sessions_no_adoption(conn: sqlite3.Connection) -> None:
 @migration
 def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
     # The index triggers skip payloads over 1 MiB, which their writers index
-    # from Python (search/large.py): SQLite's JSON functions held some thirty
-    # copies of a 60 MB message at once, 1.9 GB for one insert.
-    from ...search import large
+    # from Python (store/sqlite/search/large.py): SQLite's JSON functions held
+    # some thirty copies of a 60 MB message at once, 1.9 GB for one insert.
+    from .frozen import search_large_payloads_outside_sql as ddl
 
-    _run(conn, *large.SMALL_PAYLOAD_TRIGGERS)
+    _run(conn, *ddl.SMALL_PAYLOAD_TRIGGERS)
 
 
 def schema_version() -> int:

@@ -1,17 +1,15 @@
-"""The workspace and agent trees, stored and navigated apart from conversations.
+"""The workspace and agent trees on SQLite: one table each, apart from the conversations.
 
-Workspaces (repository -> task worktree -> worker worktree) and agents
-(orchestrator -> policy-authorized workers) each have their own table; no
-trigger, cascade or foreign key ties them to each other or to session entries.
+No trigger, cascade or foreign key ties them to each other or to session
+entries, so an operation on one tree never implies one on another. The rules
+(parent kinds, liveness, pre-order listings) are rules/trees.py's; this module
+runs them inside the write each guards.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from contextlib import AbstractContextManager
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -20,25 +18,16 @@ from ...errors import (
     InvalidArgument,
     NotEvidence,
     NotOnActiveBranch,
+    SessionQuarantined,
     UnknownEntry,
     UnknownSession,
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from ...ids import new_id
-from ...jsontext import NonFinite, encode
 from ...kinds import validate_payload
-from ...model import (
-    PARENT_KIND,
-    SUPPORTED_SCHEMA_VERSIONS,
-    Agent,
-    AgentRole,
-    Entry,
-    TreeItem,
-    Workspace,
-    WorkspaceKind,
-)
-from ...model.trees import R
+from ...model import SUPPORTED_SCHEMA_VERSIONS, Agent, AgentRole, Entry, Workspace
+from ...rules import trees as rules
+from .database import Database
 
 WORKSPACE_COLUMNS = "id, parent_id, kind, path, branch, created_at, removed_at"
 AGENT_COLUMNS = "id, parent_id, role, session_id, workspace_id, policy, created_at, removed_at"
@@ -107,293 +96,206 @@ def _agent(row: tuple[Any, ...]) -> Agent:
     return Agent(row[0], row[1], row[2], row[3], row[4], policy, row[6], row[7])
 
 
-def _preorder(rows: list[R], root_id: str | None, include_removed: bool) -> list[TreeItem[R]]:
-    """Depth-first listing with an explicit stack: deep trees cannot hit the recursion limit."""
-    children: dict[str | None, list[R]] = {}
-    for record in rows:
-        children.setdefault(record.parent_id, []).append(record)
-    roots = [r for r in rows if r.id == root_id] if root_id is not None else children.get(None, [])
-    out: list[TreeItem[R]] = []
-    seen: set[str] = set()
-    stack = [(0, r) for r in reversed(roots)]
-    while stack:
-        depth, record = stack.pop()
-        if record.id in seen:
-            continue  # only a damaged (cyclic) table gets here
-        seen.add(record.id)
-        # A root asked for by id is listed even when removed: it was asked for.
-        if record.removed_at is not None and not include_removed and record.id != root_id:
-            continue
-        out.append(TreeItem(depth, record))
-        stack.extend((depth + 1, c) for c in reversed(children.get(record.id, ())))
-    return out
+class SQLiteTrees:
+    """`TreeStore` (store/base.py) over one `Database`."""
 
-
-class TreesMixin:
-    """Workspace tree, agent tree and evidence resolution for `Forest`."""
-
-    _conn: sqlite3.Connection
-
-    if TYPE_CHECKING:
-
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-        def _readable(self, session_id: str) -> str | None: ...
-        def _now(self) -> str: ...
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     # --- workspace tree ----------------------------------------------------------
 
-    def add_repository(self, path: str | os.PathLike[str]) -> str:
-        return self._add_workspace(WorkspaceKind.REPOSITORY, None, "parent_id", path, None)
-
-    def add_task_worktree(
-        self, repo_id: str, path: str | os.PathLike[str], branch: str | None = None
-    ) -> str:
-        return self._add_workspace(WorkspaceKind.TASK_WORKTREE, repo_id, "repo_id", path, branch)
-
-    def add_worker_worktree(
-        self, task_id: str, path: str | os.PathLike[str], branch: str | None = None
-    ) -> str:
-        return self._add_workspace(WorkspaceKind.WORKER_WORKTREE, task_id, "task_id", path, branch)
-
-    def _add_workspace(
+    def add_workspace(
         self,
-        kind: WorkspaceKind,
+        workspace_id: str,
+        kind: str,
         parent_id: str | None,
         argument: str,
-        path: str | os.PathLike[str],
+        path: str,
         branch: str | None,
-    ) -> str:
-        text = os.fspath(path)
-        if not text:
-            raise InvalidArgument("path", "a workspace needs a path")
-        workspace_id = new_id()
-        with self._write() as conn:
-            want = PARENT_KIND[kind]
-            if want is not None:
-                assert parent_id is not None  # every non-root adder passes its parent
-                parent = self._workspace(conn, parent_id)
-                if parent.kind != want:
-                    raise InvalidArgument(
-                        argument,
-                        f"a {kind} hangs under a {want}; workspace {parent_id} is a {parent.kind}",
-                    )
-                _require_live("workspace", parent.id, parent.removed_at, argument)
+        now: str,
+    ) -> None:
+        with self._db.write() as conn:
+            parent = _workspace(conn, parent_id) if parent_id is not None else None
+            rules.check_workspace_parent(kind, parent, argument)
             clash = conn.execute(
-                "SELECT id FROM workspaces WHERE path = ? AND removed_at IS NULL", (text,)
+                "SELECT id FROM workspaces WHERE path = ? AND removed_at IS NULL", (path,)
             ).fetchone()
             if clash is not None:
-                raise InvalidArgument("path", f"{text} is already live workspace {clash[0]}")
+                raise InvalidArgument("path", f"{path} is already live workspace {clash[0]}")
             conn.execute(
                 f"INSERT INTO workspaces({WORKSPACE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                (workspace_id, parent_id, str(kind), text, branch, self._now()),
+                (workspace_id, parent_id, kind, path, branch, now),
             )
-        return workspace_id
 
     def workspace(self, workspace_id: str) -> Workspace:
-        return self._workspace(self._conn, workspace_id)
+        with self._db.read() as conn:
+            return _workspace(conn, workspace_id)
 
-    def _workspace(self, conn: sqlite3.Connection, workspace_id: str) -> Workspace:
-        row = conn.execute(
-            f"SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
-        ).fetchone()
-        if row is None:
-            raise UnknownTreeNode("workspace", workspace_id)
-        return Workspace(*row)
+    def workspace_children(self, workspace_id: str, include_removed: bool) -> list[Workspace]:
+        with self._db.read() as conn:
+            _workspace(conn, workspace_id)
+            rows = conn.execute(WORKSPACE_CHILDREN, (workspace_id, include_removed))
+            return [Workspace(*row) for row in rows]
 
-    def workspace_children(
-        self, workspace_id: str, *, include_removed: bool = False
-    ) -> list[Workspace]:
-        self._workspace(self._conn, workspace_id)
-        rows = self._conn.execute(WORKSPACE_CHILDREN, (workspace_id, include_removed))
-        return [Workspace(*row) for row in rows]
+    def workspace_subtree(self, root_id: str | None) -> list[Workspace]:
+        with self._db.read() as conn:
+            if root_id is not None:
+                _workspace(conn, root_id)
+            return [Workspace(*row) for row in conn.execute(WORKSPACE_SUBTREE, {"root": root_id})]
 
-    def workspace_tree(
-        self, root_id: str | None = None, *, include_removed: bool = False
-    ) -> list[TreeItem[Workspace]]:
-        """The tree below `root_id` (default: every repository), in pre-order."""
-        if root_id is not None:
-            self._workspace(self._conn, root_id)
-        rows = self._conn.execute(WORKSPACE_SUBTREE, {"root": root_id}).fetchall()
-        return _preorder([Workspace(*row) for row in rows], root_id, include_removed)
-
-    def remove_workspace(self, workspace_id: str) -> Workspace:
-        """Mark a workspace removed (once); refused while it has live children.
-
-        Only the record changes: no file, agent or session entry is touched.
-        """
-        with self._write() as conn:
-            found = self._workspace(conn, workspace_id)
-            return replace(found, removed_at=self._mark_removed(conn, "workspaces", found))
+    def remove_workspace(self, workspace_id: str, now: str) -> Workspace:
+        with self._db.write() as conn:
+            found = _workspace(conn, workspace_id)
+            return Workspace(
+                found.id, found.parent_id, found.kind, found.path, found.branch,
+                found.created_at, _mark_removed(conn, "workspaces", found, now),
+            )  # fmt: skip
 
     # --- agent tree --------------------------------------------------------------
 
-    def add_orchestrator(self, session_id: str, workspace_id: str | None = None) -> str:
-        return self._add_agent(AgentRole.ORCHESTRATOR, None, session_id, None, workspace_id)
-
-    def add_worker(
+    def add_agent(
         self,
-        orchestrator_id: str,
-        session_id: str,
-        policy: dict[str, Any],
-        workspace_id: str | None = None,
-    ) -> str:
-        """Register a worker under an orchestrator, writing to `session_id`, bound by `policy`."""
-        if not isinstance(policy, dict) or not policy:
-            raise InvalidArgument(
-                "policy", "a worker needs a non-empty dict saying what it is authorized to do"
-            )
-        try:
-            # Sorted keys: the same policy is always the same stored text.
-            text = encode(policy, option=orjson.OPT_SORT_KEYS).decode()
-        except NonFinite as exc:
-            raise InvalidArgument("policy", str(exc)) from exc
-        except orjson.JSONEncodeError as exc:
-            raise InvalidArgument("policy", f"must be a JSON object: {exc}") from exc
-        return self._add_agent(AgentRole.WORKER, orchestrator_id, session_id, text, workspace_id)
-
-    def _add_agent(
-        self,
-        role: AgentRole,
+        agent_id: str,
+        role: str,
         parent_id: str | None,
         session_id: str,
-        policy: str | None,
+        policy_text: str | None,
         workspace_id: str | None,
-    ) -> str:
-        agent_id = new_id()
-        with self._write() as conn:
+        now: str,
+    ) -> None:
+        with self._db.write() as conn:
             if parent_id is not None:
-                parent = self._agent(conn, parent_id)
-                if parent.role != AgentRole.ORCHESTRATOR:
-                    raise InvalidArgument(
-                        "orchestrator_id",
-                        f"agent {parent_id} is a worker; workers hang under an orchestrator only",
-                    )
-                _require_live("agent", parent.id, parent.removed_at, "orchestrator_id")
+                parent = _agent_row(conn, parent_id)
+                rules.check_orchestrator(parent.role, parent.removed_at, parent_id)
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 raise UnknownSession(session_id)
-            owner = self.agent_for_session(session_id)  # same connection: inside this transaction
+            owner = _agent_for_session(conn, session_id)
             if owner is not None:
                 raise InvalidArgument(
                     "session_id",
                     f"session {session_id} is already written by live agent {owner.id}",
                 )
             if workspace_id is not None:
-                place = self._workspace(conn, workspace_id)
-                _require_live("workspace", place.id, place.removed_at, "workspace_id")
+                place = _workspace(conn, workspace_id)
+                rules.require_live("workspace", place.id, place.removed_at, "workspace_id")
             conn.execute(
                 f"INSERT INTO agents({AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-                (agent_id, parent_id, str(role), session_id, workspace_id, policy, self._now()),
+                (agent_id, parent_id, role, session_id, workspace_id, policy_text, now),
             )
-        return agent_id
 
     def agent(self, agent_id: str) -> Agent:
-        return self._agent(self._conn, agent_id)
+        with self._db.read() as conn:
+            return _agent_row(conn, agent_id)
 
-    def _agent(self, conn: sqlite3.Connection, agent_id: str) -> Agent:
-        row = conn.execute(
-            f"SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?", (agent_id,)
-        ).fetchone()
-        if row is None:
-            raise UnknownTreeNode("agent", agent_id)
-        return _agent(row)
+    def agent_children(self, agent_id: str, include_removed: bool) -> list[Agent]:
+        with self._db.read() as conn:
+            _agent_row(conn, agent_id)
+            return [
+                _agent(row) for row in conn.execute(AGENT_CHILDREN, (agent_id, include_removed))
+            ]
 
-    def agent_children(self, agent_id: str, *, include_removed: bool = False) -> list[Agent]:
-        self._agent(self._conn, agent_id)
-        rows = self._conn.execute(AGENT_CHILDREN, (agent_id, include_removed))
-        return [_agent(row) for row in rows]
-
-    def agent_tree(
-        self, root_id: str | None = None, *, include_removed: bool = False
-    ) -> list[TreeItem[Agent]]:
-        """The tree below `root_id` (default: every orchestrator), in pre-order."""
-        if root_id is not None:
-            self._agent(self._conn, root_id)
-        rows = self._conn.execute(AGENT_SUBTREE, {"root": root_id}).fetchall()
-        return _preorder([_agent(row) for row in rows], root_id, include_removed)
+    def agent_subtree(self, root_id: str | None) -> list[Agent]:
+        with self._db.read() as conn:
+            if root_id is not None:
+                _agent_row(conn, root_id)
+            return [_agent(row) for row in conn.execute(AGENT_SUBTREE, {"root": root_id})]
 
     def agent_for_session(self, session_id: str) -> Agent | None:
-        """The live agent writing to `session_id`, if any."""
-        row = self._conn.execute(
-            f"SELECT {AGENT_COLUMNS} FROM agents WHERE session_id = ? AND removed_at IS NULL",
-            (session_id,),
-        ).fetchone()
-        return _agent(row) if row is not None else None
+        with self._db.read() as conn:
+            return _agent_for_session(conn, session_id)
 
-    def remove_agent(self, agent_id: str) -> Agent:
-        """Mark an agent removed (once); an orchestrator is refused while it has live workers.
-
-        Only the record changes: its session, entries and head stay as they are.
-        """
-        with self._write() as conn:
-            found = self._agent(conn, agent_id)
-            return replace(found, removed_at=self._mark_removed(conn, "agents", found))
-
-    def _mark_removed(self, conn: sqlite3.Connection, table: str, found: Workspace | Agent) -> str:
-        """Stamp `found` removed unless it already is; returns its removal time."""
-        if found.removed_at is not None:
-            return found.removed_at  # removing twice keeps the first time
-        live = [r[0] for r in conn.execute(LIVE_CHILDREN[table], (found.id,))]
-        if live:
-            raise InvalidArgument(
-                table[:-1],
-                f"{found.id} still has live children {', '.join(live)}; remove them first",
-            )
-        now = self._now()
-        conn.execute(MARK_REMOVED[table], (now, found.id))
-        return now
+    def remove_agent(self, agent_id: str, now: str) -> Agent:
+        with self._db.write() as conn:
+            found = _agent_row(conn, agent_id)
+            return Agent(
+                found.id, found.parent_id, found.role, found.session_id, found.workspace_id,
+                found.policy, found.created_at, _mark_removed(conn, "agents", found, now),
+            )  # fmt: skip
 
     # --- evidence ----------------------------------------------------------------
 
     def resolve_evidence(
-        self, session_id: str, entry_id: str, for_agent: str | None = None
+        self, session_id: str, entry_id: str, for_agent: str | None
     ) -> dict[str, Any]:
-        """The exact payload of worker.result `entry_id`, if it is evidence right now.
-
-        Checked afresh on every call, never cached: the entry exists, belongs
-        to `session_id`, is a worker.result and lies on the session's current
-        active branch. With `for_agent`, that agent must be a live worker whose
-        orchestrator writes to `session_id`.
-        """
-        self._readable(session_id)
-        row = self._conn.execute(EVIDENCE, {"sid": session_id, "entry": entry_id}).fetchone()
-        if row is None:
-            raise UnknownEntry(entry_id, session_id)
-        if row[1] != session_id:
-            raise ForeignEntry(entry_id, session_id, row[1])
-        if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
-            raise UnsupportedSchemaVersion(entry_id, row[4], session_id)
-        entry = Entry.from_row(row)
-        if entry.kind != "worker.result":
-            raise NotEvidence(entry_id, entry.kind)
-        # Authority is checked once the entry's owner is known, so a
-        # ForeignEntry raised for a worker names the entry's true session.
-        if for_agent is not None:
-            self._check_authority(for_agent, session_id, entry_id)
-        if not row[10]:
-            raise NotOnActiveBranch(entry_id, session_id)
-        payload = entry.payload
+        with self._db.read() as conn:
+            state = conn.execute(
+                "SELECT quarantine FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if state is None:
+                raise UnknownSession(session_id)
+            if state[0] is not None:
+                raise SessionQuarantined(session_id, state[0])
+            row = conn.execute(EVIDENCE, {"sid": session_id, "entry": entry_id}).fetchone()
+            if row is None:
+                raise UnknownEntry(entry_id, session_id)
+            if row[1] != session_id:
+                raise ForeignEntry(entry_id, session_id, row[1])
+            if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
+                raise UnsupportedSchemaVersion(entry_id, row[4], session_id)
+            entry = Entry.from_row(row)
+            if entry.kind != "worker.result":
+                raise NotEvidence(entry_id, entry.kind)
+            # Authority is checked once the entry's owner is known, so a
+            # ForeignEntry raised for a worker names the entry's true session.
+            if for_agent is not None:
+                _check_authority(conn, for_agent, session_id, entry_id)
+            if not row[10]:
+                raise NotOnActiveBranch(entry_id, session_id)
+            payload = entry.payload
         # Fail closed if a stored result no longer meets the worker.result contract.
         validate_payload(entry.kind, payload)
         return payload
 
-    def _check_authority(self, agent_id: str, session_id: str, entry_id: str) -> None:
-        row = self._conn.execute(WORKER_AUTHORITY, (agent_id,)).fetchone()
-        if row is None:
-            raise UnknownTreeNode("agent", agent_id)
-        role, removed_at, orchestrator_id, orchestrator_session, orchestrator_removed = row
-        if role != AgentRole.WORKER:
-            raise InvalidArgument(
-                "for_agent",
-                f"agent {agent_id} is an orchestrator; evidence is resolved for workers",
-            )
-        _require_live("agent", agent_id, removed_at, "for_agent")
-        _require_live("agent", orchestrator_id, orchestrator_removed, "for_agent")
-        if orchestrator_session != session_id:
-            # From this worker's side the entry lives in a session that is not
-            # its orchestrator's: exactly a foreign entry.
-            raise ForeignEntry(entry_id, orchestrator_session, session_id)
+
+def _workspace(conn: sqlite3.Connection, workspace_id: str) -> Workspace:
+    row = conn.execute(
+        f"SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
+    ).fetchone()
+    if row is None:
+        raise UnknownTreeNode("workspace", workspace_id)
+    return Workspace(*row)
 
 
-def _require_live(tree: str, node_id: str, removed_at: str | None, argument: str) -> None:
-    if removed_at is not None:
-        raise InvalidArgument(argument, f"{tree} {node_id} was removed at {removed_at}")
+def _agent_row(conn: sqlite3.Connection, agent_id: str) -> Agent:
+    row = conn.execute(f"SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    if row is None:
+        raise UnknownTreeNode("agent", agent_id)
+    return _agent(row)
+
+
+def _agent_for_session(conn: sqlite3.Connection, session_id: str) -> Agent | None:
+    row = conn.execute(
+        f"SELECT {AGENT_COLUMNS} FROM agents WHERE session_id = ? AND removed_at IS NULL",
+        (session_id,),
+    ).fetchone()
+    return _agent(row) if row is not None else None
+
+
+def _mark_removed(conn: sqlite3.Connection, table: str, found: Workspace | Agent, now: str) -> str:
+    """Stamp `found` removed unless it already is; returns its removal time."""
+    if found.removed_at is not None:
+        return found.removed_at  # removing twice keeps the first time
+    live = [r[0] for r in conn.execute(LIVE_CHILDREN[table], (found.id,))]
+    rules.removal_refused(table, found.id, live)
+    conn.execute(MARK_REMOVED[table], (now, found.id))
+    return now
+
+
+def _check_authority(
+    conn: sqlite3.Connection, agent_id: str, session_id: str, entry_id: str
+) -> None:
+    row = conn.execute(WORKER_AUTHORITY, (agent_id,)).fetchone()
+    if row is None:
+        raise UnknownTreeNode("agent", agent_id)
+    role, removed_at, orchestrator_id, orchestrator_session, orchestrator_removed = row
+    if role != AgentRole.WORKER:
+        raise InvalidArgument(
+            "for_agent",
+            f"agent {agent_id} is an orchestrator; evidence is resolved for workers",
+        )
+    rules.require_live("agent", agent_id, removed_at, "for_agent")
+    rules.require_live("agent", orchestrator_id, orchestrator_removed, "for_agent")
+    if orchestrator_session != session_id:
+        # From this worker's side the entry lives in a session that is not
+        # its orchestrator's: exactly a foreign entry.
+        raise ForeignEntry(entry_id, orchestrator_session, session_id)

@@ -1,0 +1,106 @@
+"""`forest serve`: the JSON-RPC server (needs the `[server]` extra; says so otherwise)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import State, pass_state
+
+
+@click.command("serve")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Store to serve (default: the global --db, $FOREST_DB, the user data dir).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback needs --token.",
+)
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: a free one; the URL printed says which).",
+)
+@click.option(
+    "--token",
+    envvar="FOREST_TOKEN",
+    default=None,
+    help="Require 'Authorization: Bearer TOKEN' on every request ($FOREST_TOKEN).",
+)
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Speak newline-delimited JSON-RPC on stdin/stdout instead of HTTP.",
+)
+@click.option(
+    "--import-root",
+    "import_roots",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory sessions/import may read from (repeatable; none: no imports).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    help="Another browser origin allowed to call the server (repeatable).",
+)
+@click.option(
+    "--durability",
+    type=click.Choice(["normal", "full"]),
+    default="normal",
+    show_default=True,
+    help="synchronous=NORMAL, or FULL (one fsync per write).",
+)
+@click.option(
+    "--read-only",
+    "readonly",
+    is_flag=True,
+    help="Open the store read-only: every write answers StoreReadOnly.",
+)
+@pass_state
+def serve(
+    state: State,
+    db: Path | None,
+    host: str,
+    port: int,
+    token: str | None,
+    stdio: bool,
+    import_roots: tuple[Path, ...],
+    allow_origins: tuple[str, ...],
+    durability: str,
+    readonly: bool,
+) -> None:
+    """Serve the store over JSON-RPC 2.0: HTTP (POST /rpc) and WebSocket (/ws).
+
+    Methods (docs/api.md; `rpc.discover` returns the OpenRPC document):
+    sessions/create, list, get, resolve, append, append_many, move_head,
+    checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
+    project, status, search_session_entries, search_chats, end, archive,
+    export, import, subscribe, unsubscribe, and rpc.discover.
+
+    Listens on loopback only unless --token is given. Browser requests from
+    other origins are refused. sessions/import reads only inside --import-root
+    directories. Stops cleanly on Ctrl-C or SIGTERM.
+    """
+    from ..server import ServeOptions, run  # BackendUnavailable without the extra
+
+    options = ServeOptions(
+        db=db or state.db,
+        host=host,
+        port=port,
+        token=token or None,
+        stdio=stdio,
+        import_roots=import_roots,
+        allow_origins=allow_origins,
+        durability=durability,
+        readonly=readonly,
+    )
+    run(options, lambda line: click.echo(line, err=stdio))

@@ -1,0 +1,536 @@
+"""`Forest`: the one facade every surface (CLI, server, SDK integrations) calls.
+
+It owns what is not storage -- the clock, ids, payload validation, worktree
+stamping, id resolution, the search funnel, import and export, and the
+documents a surface prints (log, tree, snapshot) -- and reaches storage only
+through the contracts of store/base.py, so any backend `open` picks serves it.
+
+Threading: a Forest may be shared by threads; see the backend's contract
+(SQLite: store/sqlite/database.py). Errors are ForestErrors (errors.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from .documents import divergence_marks, log_document, snapshot_of, tree_document
+from .errors import (
+    ForestError,
+    InvalidArgument,
+    UnknownCheckpoint,
+    UnknownEntry,
+    UnknownSession,
+)
+from .forest_trees import TreeFacade, suggesting
+from .gitstamp import Divergence
+from .ids import Clock, id_problem, new_id, utc_now
+from .model import (
+    ChatSpec,
+    CheckReport,
+    Entry,
+    ImportReport,
+    Node,
+    RepairReport,
+    SessionInfo,
+    SessionVisibility,
+    Snapshot,
+    Transcript,
+)
+from .rules import refs
+from .rules.append import prepare, stamp_text
+from .search import find, recall
+from .search.recall import check_limit
+from .search.results import ChatSearch, EntryHit
+from .store import open_backend
+from .store.base import (
+    AUTO,
+    DURABILITIES,
+    UNSET,
+    AppendRequest,
+    Auto,
+    Backend,
+    ChatWriter,
+    GroupedAppend,
+    NewEntry,
+    NewSession,
+    Stamping,
+    Unset,
+)
+from .worktree import Worktrees
+
+if TYPE_CHECKING:
+    from .io.report import Progress
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["AUTO", "UNSET", "AppendRequest", "Forest"]
+
+
+class Forest(TreeFacade):
+    """A store of sessions, each a tree of immutable entries with a movable head."""
+
+    def __init__(self, backend: Backend, clock: Clock) -> None:
+        self._backend = backend
+        self._store = backend.store
+        self._trees = backend.trees
+        self._clock = clock
+        self._worktrees = Worktrees(backend.store)
+        self.path = backend.path
+        self.readonly_why = backend.store.readonly_why
+        self.migrated = backend.store.migrated
+
+    # --- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        readonly: bool = False,
+        create: bool = True,
+        durability: str = "normal",
+        clock: Clock | None = None,
+        busy_timeout_ms: int = 30_000,
+    ) -> Forest:
+        """Open the store at `path`: a file path or `sqlite:///PATH` (None: `FOREST_DB`,
+        else the user data directory).
+
+        Read-write (the default) creates the file when `create` (and, for the
+        default store only, its directory), migrates and uses WAL with
+        `durability` "normal" (synchronous=NORMAL) or "full". `readonly=True`
+        never creates, migrates or writes anything: a missing file raises
+        StoreMissing, a store needing migrations StoreOutdated. Either mode
+        refuses a database that is not a store (NotAStore), and a file that
+        cannot be written opens read-only (`forest.readonly`).
+        """
+        if durability not in DURABILITIES:
+            raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
+        backend = open_backend(
+            path,
+            readonly=readonly,
+            create=create,
+            durability=durability,
+            busy_timeout_ms=busy_timeout_ms,
+        )
+        return cls(backend, clock or utc_now)
+
+    @property
+    def readonly(self) -> bool:
+        """Whether this Forest refuses writes (opened read-only, or the file is not writable)."""
+        return self.readonly_why is not None
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> Forest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sessions ----------------------------------------------------------------
+
+    def create_session(
+        self,
+        title: str = "",
+        harness: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        session_id: str | None = None,
+        visibility: str = SessionVisibility.TOP_LEVEL,
+        created_at: str | None = None,
+    ) -> str:
+        """Create an empty session; `cwd` binds it to a directory (its appends are stamped)."""
+        if visibility not in SessionVisibility.__members__.values():
+            raise InvalidArgument("session visibility", f"{visibility!r}")
+        if session_id and (why := id_problem(session_id)) is not None:
+            raise InvalidArgument("session id", f"{session_id!r} {why}")
+        sid = session_id or new_id()
+        directory = os.path.abspath(cwd) if cwd is not None else None
+        row = NewSession(sid, title, harness, directory, created_at or self._now(), str(visibility))
+        self._store.insert_session(row)
+        return sid
+
+    @suggesting
+    def session(self, session_id: str) -> SessionInfo:
+        return self._store.session(session_id)
+
+    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only).
+
+        `order="created"` lists them oldest first; `"updated"` puts the latest
+        activity (the `updated_at` each carries) first, as a sidebar does.
+        """
+        return self._store.sessions(include_hidden=include_hidden, order=order)
+
+    @suggesting
+    def set_status(self, session_id: str, status: str) -> None:
+        self._store.set_status(session_id, status)
+
+    @suggesting
+    def bind(self, session_id: str, directory: str | os.PathLike[str]) -> SessionInfo:
+        """Bind the session to `directory`: its appends are stamped with that worktree from now.
+
+        Imported chats start unbound; where they were recorded is kept as
+        `origin_cwd`, data that never makes git run. A bound directory never
+        changes (stamps must stay comparable): binding again to the same one
+        is a no-op, another one raises SessionBound. The directory must exist.
+        """
+        self._worktrees.bind(session_id, directory)
+        return self._store.session(session_id)
+
+    # --- names as people type them -------------------------------------------------
+
+    def resolve_session(self, ref: str) -> str:
+        """The id of the session `ref` names: its full id or a unique prefix of one
+        (AmbiguousId when several start with it, UnknownSession with suggestions)."""
+        return refs.resolve_session(self._store, ref)
+
+    def resolve_entry(self, session_id: str, ref: str) -> str:
+        """The id of the entry of `session_id` that `ref` names: a full id, a sequence
+        number as `log` and `tree` print it, or a unique prefix (see rules/refs.py)."""
+        return refs.resolve_entry(self._store, session_id, ref)
+
+    def unknown_session(self, session_id: str) -> UnknownSession:
+        """The error for a session id that names nothing, suggesting ids one typo away."""
+        return refs.unknown_session(self._store, session_id)
+
+    def unknown_entry(self, session_id: str, entry_id: str) -> UnknownEntry | UnknownSession:
+        """The error for an entry ref that names nothing in `session_id`, with suggestions."""
+        return refs.unknown_entry(self._store, session_id, entry_id)
+
+    # --- writing -----------------------------------------------------------------
+
+    @suggesting
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        parent: str | None = None,
+        visibility: str | None = None,
+        expect_head: str | Unset | None = UNSET,
+        created_at: str | None = None,
+        stamp: dict[str, Any] | Auto | None = AUTO,
+    ) -> Entry:
+        """Append an entry as a child of `parent` (default: the head); the head moves to it.
+
+        Appending below anything but the head starts a new branch. With
+        `expect_head`, the append fails with HeadMoved (appending nothing) if
+        the head is not that entry (None: an empty session) at commit time.
+
+        `stamp=AUTO` (the controller's append) stamps the entry with the git
+        state of the session's directory when it has one; importers pass
+        `stamp=None` (history that predates the stamp) or the stamp to keep.
+        """
+        body, vis = prepare(kind, payload, visibility)
+        entry_id, now = new_id(), self._now()
+        created = created_at or now
+        if isinstance(stamp, Auto):
+            stamping = self._worktrees.stamping(session_id)
+        else:
+            stamping = Stamping(None, stamp_text(stamp))
+        item = NewEntry(entry_id, kind, payload, body, vis, created)
+        done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
+        if isinstance(stamp, Auto) or done.stamp_text != stamping.text:
+            # The stamp as stored: taken for the bound directory (or again inside the
+            # write lock when another process bound the session meanwhile).
+            stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
+        return Entry(
+            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created, stamp
+        )
+
+    def append_group(self, requests: Sequence[AppendRequest]) -> list[Entry | ForestError]:
+        """Several appends, to any sessions, committed in ONE transaction (group commit).
+
+        Each request is what `append` takes and stays all or nothing: one that
+        fails validation or its checks (HeadMoved, an unknown session, ...) is
+        answered with its error and writes nothing, the others commit together,
+        in order. For a server that gathers concurrent appends: one commit for
+        many. A store error (a full disk) raises for all of them.
+        """
+        results: list[Entry | ForestError | None] = [None] * len(requests)
+        group: list[GroupedAppend] = []
+        placed: list[tuple[int, NewEntry]] = []
+        now = self._now()
+        for i, r in enumerate(requests):
+            try:
+                body, vis = prepare(r.kind, r.payload, r.visibility)
+                stamping = self._worktrees.stamping(r.session_id)
+            except ForestError as exc:
+                results[i] = exc
+                continue
+            item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
+            group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
+                                       stamping))  # fmt: skip
+            placed.append((i, item))
+        done = self._store.append_group(group) if group else []
+        for (i, item), outcome in zip(placed, done, strict=True):
+            if isinstance(outcome, ForestError):
+                results[i] = outcome
+                continue
+            stamp = orjson.loads(outcome.stamp_text) if outcome.stamp_text is not None else None
+            results[i] = Entry(item.id, requests[i].session_id, outcome.parent, outcome.sequence,
+                               item.kind, item.payload, item.visibility, 2, item.created_at,
+                               stamp)  # fmt: skip
+        return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
+
+    def _suggest(self, error: ForestError) -> ForestError:
+        """A plain miss with the ids one typo away, as every other method says it."""
+        if isinstance(error, UnknownSession | UnknownEntry) and not error.suggestions:
+            return refs.with_suggestions(self._store, error)
+        return error
+
+    @suggesting
+    def append_many(
+        self,
+        session_id: str,
+        items: Sequence[tuple[str, dict[str, Any], str | None]],
+        parent: str | None = None,
+        expect_head: str | Unset | None = UNSET,
+    ) -> list[Entry]:
+        """Append (kind, payload, visibility) items as one chain, in ONE transaction.
+
+        The first goes below `parent` (default: the head), each next one below
+        the previous; the head ends on the last. All or nothing: an adapter's
+        turn (notifications plus the message) can never be half written.
+        """
+        now = self._now()
+        prepared = [
+            NewEntry(new_id(), kind, payload, *prepare(kind, payload, vis), now)
+            for kind, payload, vis in items
+        ]
+        if not prepared:
+            return []
+        stamping = self._worktrees.stamping(session_id)
+        done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
+        entries: list[Entry] = []
+        stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
+        link, sequence = done.parent, done.sequence
+        for item in prepared:
+            entry = Entry(item.id, session_id, link, sequence, item.kind, item.payload,
+                          item.visibility, 2, now, stamp)  # fmt: skip
+            entries.append(entry)
+            link, sequence = item.id, sequence + 1
+        return entries
+
+    @suggesting
+    def move_head(
+        self, session_id: str, entry_id: str, *, expect_head: str | Unset | None = UNSET
+    ) -> None:
+        """Point the session's head at `entry_id`. History and files are untouched."""
+        self._store.move_head(session_id, entry_id, expect_head, self._now())
+
+    def checkpoint(self, session_id: str, label: str, summary: str | None = None) -> Entry:
+        """Record a checkpoint entry labelling the current state (head moves onto it)."""
+        return self.append(session_id, "checkpoint", {"label": label, "summary": summary or label})
+
+    @suggesting
+    def seek_checkpoint(self, session_id: str, label: str) -> Entry:
+        """Move the head to the most recent checkpoint with `label`; returns it."""
+        entry = self._store.latest_checkpoint(session_id, label)
+        if entry is None:
+            raise UnknownCheckpoint(label, session_id)
+        self.move_head(session_id, entry.id)
+        return entry
+
+    # --- reading -----------------------------------------------------------------
+
+    @suggesting
+    def head(self, session_id: str) -> str | None:
+        return self._store.head(session_id)
+
+    @suggesting
+    def entry(self, session_id: str, entry_id: str) -> Entry:
+        return self._store.entry(session_id, entry_id)
+
+    @suggesting
+    def active_path(self, session_id: str) -> list[Entry]:
+        """Entries from the root to the head; fails closed on damage."""
+        return self._store.active_path(session_id)
+
+    @suggesting
+    def entries(self, session_id: str) -> list[Entry]:
+        """Every entry of the session, all branches, in insertion (sequence) order."""
+        return self._store.entries(session_id)
+
+    @suggesting
+    def entries_after(self, session_id: str, after: int = 0, limit: int = 1000) -> list[Entry]:
+        """A page of entries: at most `limit` with a sequence above `after`, in sequence
+        order (`after=0`: from the first). The next page is after the last one's sequence."""
+        if limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.entries_after(session_id, after, limit)
+
+    def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
+        """Like `entries`, streamed in batches (memory stays flat on huge sessions)."""
+        return self._store.iter_entries(session_id, batch)
+
+    @suggesting
+    def skeleton(self, session_id: str) -> list[Node]:
+        """The tree's shape (ids, parents, kinds; no payloads), in sequence order."""
+        return self._store.skeleton(session_id)
+
+    @suggesting
+    def children(self, session_id: str, entry_id: str) -> list[Entry]:
+        return self._store.children(session_id, entry_id)
+
+    @suggesting
+    def tips(self, session_id: str) -> list[Entry]:
+        """Every entry without children (one per branch), in insertion order."""
+        return self._store.tips(session_id)
+
+    @suggesting
+    def checkpoints(self, session_id: str) -> list[Entry]:
+        return self._store.checkpoints(session_id)
+
+    @suggesting
+    def branches(self, session_id: str) -> int:
+        """How many points of the session's tree re-did a turn."""
+        return self._store.branches(session_id)
+
+    # --- worktree divergence and the documents surfaces print ------------------------
+
+    @suggesting
+    def divergence(self, session_id: str, entry_id: str | None = None) -> Divergence:
+        """Compare an entry's stamp (default: the head's) with the worktree now."""
+        target = entry_id or self._store.head(session_id)
+        if target is None:
+            return Divergence("unknown", reason="session has no entries")
+        return self._worktrees.compare(session_id, self._store.entry(session_id, target).stamp)
+
+    def current_stamp(self, session_id: str) -> dict[str, Any] | None:
+        """The stamp the worktree of the session's directory would get now (None: none)."""
+        return self._worktrees.current(session_id)
+
+    @suggesting
+    def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
+        """The tree skeleton, active path, tips, checkpoints and the divergence of
+        `entry` (default: the head), read in one snapshot so they agree."""
+        return snapshot_of(self._store, self._worktrees, session_id, entry)
+
+    def log_document(self, session_id: str) -> list[dict[str, Any]]:
+        """`log --json`: the active path, root first, each entry marked `diverged`."""
+        return log_document(self._store, self._worktrees, session_id)
+
+    def tree_document(self, session_id: str) -> dict[str, Any]:
+        """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
+        return tree_document(self.snapshot(session_id))
+
+    def divergence_marks(self, session_id: str, entries: Sequence[Entry]) -> dict[str, str]:
+        """`[diverged: head|dirty|both]` for each stamped entry whose worktree moved on."""
+        return divergence_marks(self._worktrees, session_id, entries)
+
+    # --- integrity ---------------------------------------------------------------
+
+    def check(self, *, quarantine: bool = True) -> CheckReport:
+        """Find orphan and cross-session parents, cycles, sequence gaps, entries of
+        unreadable schema versions, invalid or missing heads, and entries whose
+        session row is gone. A damaged session is quarantined (reads and appends
+        refuse it) without touching any other; one found healthy is released."""
+        return self._store.check(quarantine=quarantine)
+
+    def repair(self, session_id: str) -> RepairReport:
+        """Fix what can be fixed without touching an entry (a missing session row, a
+        broken head), then check the session afresh; the check alone decides the
+        quarantine. Orphans, cycles, gaps and unreadable versions stay, each reported."""
+        return self._store.repair(session_id, self._now())
+
+    # --- search --------------------------------------------------------------------
+
+    @suggesting
+    def search_session_entries(
+        self, session_id: str, query: str, limit: int = 10
+    ) -> list[EntryHit]:
+        """Entries of this one session matching `query`, best first (ended chats too);
+        `limit` must be at least 1."""
+        check_limit(limit)
+        with self._backend.search() as index:
+            self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
+            return recall.search_session_entries(index, session_id, query, limit)
+
+    def search_chats(
+        self,
+        query: str,
+        now: datetime | None = None,
+        limit: int = 8,
+        harness: str | None = None,
+    ) -> ChatSearch:
+        """Top-level chats matching `query`, best first, and whether the index is sure.
+
+        Time phrases resolve against `now` (default: the store's clock);
+        `harness` restricts the chats to one harness, as a harness word does;
+        `limit` must be at least 1.
+        """
+        check_limit(limit)
+        with self._backend.search() as index:
+            return find.search_chats(index, query, now or self._clock(), limit, harness)
+
+    # --- import and export -----------------------------------------------------------
+
+    @contextmanager
+    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[ChatWriter]:
+        """Write one imported chat in one transaction; any error leaves the store as it was."""
+        with self._backend.bulk.bulk_chat(spec, source) as writer:
+            yield writer
+
+    def import_chats(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import every chat of `path` in format `fmt` (claude-code, chatgpt, pi, yoagent,
+        native). Each chat is its own transaction; a chat that fails is reported in
+        `report.failed` and the others are imported. Re-importing is idempotent."""
+        from .io import importers
+
+        return importers.run(
+            self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+        )
+
+    def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:
+        """Import one native JSONL file (all or nothing) and record it as the chat's source."""
+        from .io import native
+
+        done = native.import_file(self._backend.bulk, Path(path), record_source=True)
+        return self._store.session(done.session_id)
+
+    def import_jsonl(self, path: str | os.PathLike[str]) -> str:
+        """Import one native JSONL session file; all or nothing. Returns the session id."""
+        from .io import native
+
+        return native.import_file(self._backend.bulk, Path(path), record_source=False).session_id
+
+    @suggesting
+    def export_jsonl(self, session_id: str, out: IO[str]) -> int:
+        """Write the session as native JSONL to the text stream `out`; returns entry count."""
+        from .io import native
+
+        return native.export_session(self._backend.bulk, session_id, out)
+
+    @suggesting
+    def export_yoagent(self, session_id: str, out: IO[str]) -> tuple[int, int]:
+        """Write the session as yoagent JSONL; returns (lines, entries left out below the head)."""
+        from .io import yoagent
+
+        return yoagent.export_session(self, session_id, out)
+
+    @suggesting
+    def export_gasp(
+        self, session_id: str, directory: str | os.PathLike[str], run_id: str | None = None
+    ) -> Transcript:
+        """Write DIR/transcripts/<run-id>.jsonl.gz (default run id: the session id)."""
+        from .io import gasp
+
+        self._store.head(session_id)  # unknown or quarantined: refused before any file is made
+        return gasp.export_transcript(self._backend.bulk, session_id, Path(directory), run_id)

@@ -1,0 +1,39 @@
+"""Scripts written without spaces between words, and how search marks and cuts text.
+
+Chinese, Japanese, Korean, Thai, ...: a word index makes a whole run of such
+characters one token, so a backend also indexes text holding them for
+substrings. A leaf module (only `re`): the search funnel and every search
+backend classify text and mark snippets (`MARK`, `ELLIPSIS`) the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# Thai and Lao; Myanmar; Hangul jamo; Khmer; CJK radicals, punctuation, kana,
+# bopomofo and ideographs (extension A and the main block); Hangul syllables
+# and jamo extensions; CJK compatibility ideographs; half-width katakana; CJK
+# extensions B-G. Korean separates words by spaces, but particles attach to
+# nouns ("데이터베이스가"), so it needs the same treatment.
+SPACELESS_RANGES: Final = (
+    (0x0E00, 0x0EFF),
+    (0x1000, 0x109F),
+    (0x1100, 0x11FF),
+    (0x1780, 0x17FF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x3134F),
+)
+
+_SPACELESS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACELESS_RANGES) + "]")
+
+MARK: Final = "**"  # around a matched word in a snippet
+ELLIPSIS: Final = "…"  # where a snippet cuts text
+
+
+def spaceless(text: str) -> bool:
+    """Whether `text` holds a character of a script written without spaces."""
+    return _SPACELESS.search(text) is not None

@@ -1,0 +1,99 @@
+"""Finding a chat: T0 parse, term choice, T1 retrieval and the gate, over one SearchIndex.
+
+`search_chats` is the entry point the facade calls with an index bound to one
+read snapshot; it reads through the index only and writes nothing. No model
+is involved (the deep-search tier will plug in after the gate).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ..store.base import SearchIndex
+from .gate import judge
+from .query import parse_query
+from .recall import check_limit
+from .results import ChatSearch
+from .retrieve import Candidate, Filters, contains, hits, recent, retrieve
+from .terms import Vocabulary, choose_terms, exclusions
+
+
+def search_chats(
+    index: SearchIndex,
+    query: str,
+    now: datetime,
+    limit: int = 8,
+    harness: str | None = None,
+) -> ChatSearch:
+    """Top-level chats matching `query`, best first, and whether the index is sure.
+
+    Time phrases resolve against `now` (UTC when it carries no zone); `harness`
+    restricts the chats to one harness, as a harness word does; `limit` must
+    be at least 1 (InvalidArgument otherwise).
+    """
+    check_limit(limit)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    known = index.harnesses()
+    found = _find(index, query, now, known, harness, limit)
+    if not found.hits and found.harness and harness is None:
+        # A harness name can also be a topic ("the claude sidecar"):
+        # with nothing found under the filter, search it as a word.
+        found = _find(index, query, now, [], None, limit)
+    return found
+
+
+def _find(
+    index: SearchIndex,
+    query: str,
+    now: datetime,
+    known: list[str],
+    harness: str | None,
+    limit: int,
+) -> ChatSearch:
+    parsed = parse_query(query, now, known)
+    wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
+    vocab = Vocabulary(index)
+    excluded = exclusions(vocab, parsed.excluded)
+    filters = Filters(parsed.window, frozenset(wanted), excluded)
+    choice = choose_terms(vocab, parsed.phrases, parsed.words)
+    mode = "none"
+    outside: list[Candidate] = []
+    if choice.kept:
+        chats, mode = retrieve(index, choice.kept, filters, now, shown=limit)
+        if not chats and filters.window is not None:
+            # The words may date the events talked about, not the chat
+            # ("what did she attend recently?"): retry once without the window.
+            outside, _ = retrieve(
+                index, choice.kept, Filters(None, filters.harnesses, excluded), now, shown=limit
+            )
+    elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
+        chats = recent(index, filters)
+    else:
+        chats = []
+    shown = hits(index, chats[: max(limit, 2)], choice.kept)
+    top = chats[0] if chats else None
+    confident, reason, detail = judge(
+        choice,
+        shown[0] if shown else None,
+        shown[1] if len(shown) > 1 else None,
+        top_misses_dropped=[t.label for t in choice.extra if top and not contains(index, top, t)],
+        only_hit_holds=top is not None and (mode != "or" or top.and_match),
+        outside_window=parsed.window.phrase if outside and parsed.window else None,
+    )
+    return ChatSearch(
+        query=query,
+        confident=confident,
+        reason=reason,
+        detail=detail,
+        hits=tuple(shown[:limit]),
+        terms=tuple(t.label for t in choice.kept),
+        unknown_terms=choice.unknown,
+        prefix_terms=choice.prefixed,
+        dropped_terms=choice.dropped,
+        window=parsed.window,
+        harness=tuple(sorted(wanted)),
+        mode=mode,
+        outside_window=tuple(hits(index, outside[:limit], choice.kept)),
+        excluded_terms=parsed.excluded,
+    )

@@ -1,0 +1,187 @@
+"""The HTTP and WebSocket transports: a Starlette app behind the Guard middleware.
+
+    POST /rpc    one JSON-RPC message (or batch) per request; 204 when it held
+                 only notifications
+    GET  /ws     JSON-RPC in both directions, one message per WebSocket text
+                 frame; subscriptions push `sessions/changed` here
+    GET  /healthz  {"ok": true, ...}
+
+Bodies and frames past `Limits.max_body` are refused before they are read
+whole. Each WebSocket has one outbox drained by one task (answers and
+notifications leave in the order they were queued); a client that lets
+`max_outbox` messages pile up is disconnected (code 1013) rather than
+silently missing one, and catches up on reconnect (changes.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .context import Client, Server
+from .rpc import INVALID_REQUEST, Dispatcher
+from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
+
+log = logging.getLogger("sessionforest.server")
+JSON = "application/json"
+TOO_SLOW = 1013  # "try again later": the client's outbox overflowed
+UNAUTHORIZED = 4401  # a WebSocket whose first message did not carry the token
+
+
+def _error_body(code: int, message: str) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None})
+
+
+def build_app(server: Server) -> Starlette:
+    dispatcher = Dispatcher(server)
+    limits = server.limits
+    sockets: set[WebSocket] = set()
+
+    async def rpc(request: Request) -> Response:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != JSON:
+            return Response(_error_body(INVALID_REQUEST, f"Content-Type must be {JSON}"),
+                            415, media_type=JSON)  # fmt: skip
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limits.max_body:
+            return _too_large(limits.max_body)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limits.max_body:
+                return _too_large(limits.max_body)
+        out: list[bytes] = []
+        await dispatcher.handle(bytes(body), Client("http"), out.append)
+        if not out:
+            return Response(status_code=204)
+        return Response(out[0], media_type=JSON)
+
+    async def health(request: Request) -> Response:
+        doc = {"ok": True, "epoch": server.hub.epoch, "seq": server.hub.seq,
+               "readonly": server.forest.readonly}  # fmt: skip
+        return Response(orjson.dumps(doc), media_type=JSON)
+
+    async def ws(socket: WebSocket) -> None:
+        offered = socket.scope.get("subprotocols") or []
+        await socket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+        if len(sockets) >= limits.max_websockets:  # accepted first, so the reason arrives
+            await socket.close(TOO_SLOW, f"more than {limits.max_websockets} WebSockets open")
+            return
+        sockets.add(socket)
+        try:
+            await _serve_socket(socket, dispatcher, server)
+        finally:
+            sockets.discard(socket)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        server.loop = asyncio.get_running_loop()
+        yield
+
+    return Starlette(
+        routes=[
+            Route("/rpc", rpc, methods=["POST"]),
+            Route("/healthz", health, methods=["GET"]),
+            WebSocketRoute("/ws", ws),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def _too_large(limit: int) -> Response:
+    return Response(_error_body(INVALID_REQUEST, f"request body exceeds {limit} bytes"), 413,
+                    media_type=JSON)  # fmt: skip
+
+
+async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Server) -> None:
+    limits = server.limits
+    outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+    closing: list[int] = []
+
+    def send(data: bytes) -> None:
+        if closing:
+            return
+        if outbox.qsize() >= limits.max_outbox:
+            closing.append(TOO_SLOW)
+            outbox.put_nowait(None)
+            return
+        outbox.put_nowait(data)
+
+    def push(message: dict[str, Any]) -> None:
+        send(orjson.dumps(message))
+
+    client = Client("websocket", push)
+
+    async def drain() -> None:
+        while (data := await outbox.get()) is not None:
+            await socket.send_text(data.decode())
+        code = closing[0] if closing else 1000
+        with contextlib.suppress(Exception):
+            await socket.close(code, "outbox overflowed: reconnect and catch up" if closing else "")
+
+    sender = asyncio.create_task(drain())
+    slots = asyncio.Semaphore(limits.max_inflight)
+    running: set[asyncio.Task[None]] = set()
+
+    async def run(text: str) -> None:
+        async with slots:
+            await dispatcher.handle(text, client, send)
+
+    try:
+        token = socket.scope.get(AUTH_PENDING)
+        if token is not None and not await _authenticated(socket, token, send):
+            return
+        while True:
+            message = await socket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None:
+                text = (message.get("bytes") or b"").decode("utf-8", "replace")
+            if len(text) > limits.max_body:
+                send(_error_body(INVALID_REQUEST, f"message exceeds {limits.max_body} bytes"))
+                continue
+            await slots.acquire()  # past max_inflight, stop reading: TCP pushes back
+            slots.release()
+            task = asyncio.create_task(run(text))
+            running.add(task)
+            task.add_done_callback(running.discard)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        server.hub.drop(push)
+        for task in list(running):
+            with contextlib.suppress(Exception):
+                await task
+        outbox.put_nowait(None)
+        with contextlib.suppress(Exception):
+            await sender
+
+
+async def _authenticated(socket: WebSocket, token: str, send: Any) -> bool:
+    """The first message must be `rpc.authenticate` with the token; else close 4401."""
+    message = await socket.receive()
+    try:
+        request = orjson.loads(message.get("text") or message.get("bytes") or b"")
+        given = request["params"]["token"] if request.get("method") == "rpc.authenticate" else None
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        given = None
+    if not isinstance(given, str) or not token_matches(given, token):
+        await socket.close(UNAUTHORIZED, "unauthorized")
+        return False
+    send(orjson.dumps({"jsonrpc": "2.0", "result": {"authenticated": True},
+                       "id": request.get("id")}))  # fmt: skip
+    return True
+
+
+__all__ = ["BEARER_PROTOCOL", "build_app"]

@@ -1,0 +1,185 @@
+"""What every request shares: the Forest, the change hub, the threads, the client asking.
+
+Reads run on a pool of reader threads (SQLite readers never wait for the
+writer beyond WAL's rules); every write runs on ONE writer thread, so writes
+commit in the order they are run and their changes reach `Hub.publish` (on
+the event loop) in that same order. Nothing here runs the facade on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import ForestError, InvalidArgument
+from ..forest import AppendRequest, Forest
+from ..ids import new_id
+from ..model import Entry
+from .changes import Change, Hub, Push
+from .limits import Limits
+
+T = TypeVar("T")
+
+READERS = 4  # reader threads; more would only queue on the GIL on a small machine
+
+
+class Client:
+    """One connected client: an HTTP request, a WebSocket or the stdio peer.
+
+    `push` sends it a notification (None: it cannot receive any, as over
+    HTTP); `state` holds what later features keep per client.
+    """
+
+    def __init__(self, transport: str, push: Push | None = None) -> None:
+        self.id = new_id()
+        self.transport = transport
+        self.push = push
+        self.state: dict[str, Any] = {}
+
+
+@dataclass
+class Call:
+    """One method call: the facade, the client, and (for writes) the changes made."""
+
+    forest: Forest
+    client: Client
+    server: Server
+    changes: list[Change] = field(default_factory=list)
+
+    def changed(self, change: Change) -> None:
+        self.changes.append(change)
+
+    def status_of(self, session_id: str) -> str:
+        return self.server.status_of(session_id)
+
+
+class _Group:
+    """Appends gathered while the writer was busy, to be committed together."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[AppendRequest, asyncio.Future[Entry]]] = []
+
+
+def _settle(future: asyncio.Future[Entry], outcome: Entry | BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+class Server:
+    """The state of one running server."""
+
+    def __init__(
+        self,
+        forest: Forest,
+        *,
+        limits: Limits | None = None,
+        import_roots: tuple[Path, ...] = (),
+    ) -> None:
+        self.forest = forest
+        self.limits = limits or Limits()
+        self.import_roots = tuple(Path(os.path.realpath(r)) for r in import_roots)
+        self.hub = Hub(self.limits.history)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="forest-writer")
+        self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="forest-reader")
+        self._statuses: dict[str, str] = {}  # writer thread only
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Group commit: `sessions/append`s that arrive while the writer is busy join
+        # one group, committed in one transaction by one writer job (measured:
+        # benchmarks/bench_server.py). Any other write seals the open group first,
+        # so writes still commit in the order they were submitted.
+        self._group: _Group | None = None
+        self._group_lock = threading.Lock()
+
+    async def read(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._readers, fn)
+
+    async def write(self, fn: Callable[[Call], T], call: Call) -> T:
+        loop = asyncio.get_running_loop()
+        with self._group_lock:
+            self._group = None  # seal the open group: it commits before this write
+            job = loop.run_in_executor(self._writer, self._commit, fn, call, loop)
+        return await job
+
+    async def append(self, request: AppendRequest) -> Entry:
+        """Append through the current group (opening one, and its writer job, if none)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Entry] = loop.create_future()
+        with self._group_lock:
+            group = self._group
+            if group is None:
+                group = self._group = _Group()
+                self._writer.submit(self._commit_group, group, loop)
+            group.items.append((request, future))
+        return await future
+
+    def _commit_group(self, group: _Group, loop: asyncio.AbstractEventLoop) -> None:
+        with self._group_lock:
+            if self._group is group:
+                self._group = None
+            items = list(group.items)
+        try:
+            outcomes: list[Entry | ForestError] = self.forest.append_group([r for r, _ in items])
+        except BaseException as exc:  # a store error: nothing of the group was written
+            for _, future in items:
+                loop.call_soon_threadsafe(_settle, future, exc)
+            return
+        changes = []
+        for (_, future), outcome in zip(items, outcomes, strict=True):
+            if isinstance(outcome, Entry):
+                sid, seq = outcome.session_id, outcome.sequence
+                status = self.status_of(sid)
+                changes.append(Change(sid, "appended", outcome.id, status, (outcome.id,), seq, seq))
+            loop.call_soon_threadsafe(_settle, future, outcome)
+        if changes:
+            loop.call_soon_threadsafe(self.hub.publish, changes)
+
+    def _commit(self, fn: Callable[[Call], T], call: Call, loop: asyncio.AbstractEventLoop) -> T:
+        try:
+            return fn(call)
+        finally:
+            # Published from this thread, in the order the writes ran: commit order.
+            # A write that failed after committing part of its work (an import)
+            # still reports what it committed.
+            if call.changes:
+                loop.call_soon_threadsafe(self.hub.publish, list(call.changes))
+
+    def status_of(self, session_id: str) -> str:
+        """The session's status as this server last wrote or read it (writer thread)."""
+        status = self._statuses.get(session_id)
+        if status is None:
+            status = self._statuses[session_id] = self.forest.session(session_id).status
+        return status
+
+    def set_status(self, session_id: str, status: str) -> None:
+        self._statuses[session_id] = status
+
+    def import_path(self, path: str) -> Path:
+        """`path`, resolved, if it lies inside an import root; else InvalidArgument."""
+        if not self.import_roots:
+            raise InvalidArgument(
+                "path", "this server was started without --import-root, so it imports nothing"
+            )
+        real = Path(os.path.realpath(path))
+        for root in self.import_roots:
+            if real == root or real.is_relative_to(root):
+                return real
+        roots = ", ".join(str(r) for r in self.import_roots)
+        raise InvalidArgument("path", f"{path} is outside the import roots ({roots})")
+
+    def close(self) -> None:
+        """Let running writes finish (each is one transaction), then close the store."""
+        self._writer.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+        self.forest.close()

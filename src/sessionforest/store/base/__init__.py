@@ -1,0 +1,87 @@
+"""The contracts between the facade (`sessionforest.Forest`) and a storage backend.
+
+A backend is a `Backend`: a `Store` (sessions, entries, heads, integrity), a
+`TreeStore` (workspaces and agents), a `BulkStore` (importers' per-chat
+writes, whole-session restore and dump) and a `SearchIndex` provider (the
+primitives the search funnel ranks with). Everything that is not storage --
+the clock, ids, payload validation, stamping, the search funnel, projection,
+import mapping, output documents -- lives above, in the facade and the
+backend-neutral `rules`, so a second backend implements only these. The
+conformance suite (`tests/conformance/`) runs against every registered backend.
+
+Errors: a backend raises only `ForestError`s (it wraps its driver's), from the
+families in errors.py; every method documents the ones it raises.
+"""
+
+# The modules: values (sentinels, value types), store (Store, TreeStore), search
+# (SearchIndex), bulk (BulkStore and friends), backend (Backend).
+
+from .backend import (
+    Backend,
+)
+from .bulk import (
+    AgentLinks,
+    BulkStore,
+    ChatWriter,
+    EntryReader,
+)
+from .search import (
+    ChatKey,
+    ChatRow,
+    EntryKey,
+    EntryRow,
+    SearchIndex,
+    SessionIndex,
+    Spaceless,
+    Term,
+)
+from .store import (
+    Store,
+    TreeStore,
+)
+from .values import (
+    AUTO,
+    DURABILITIES,
+    UNSET,
+    UNSTAMPED,
+    Appended,
+    AppendRequest,
+    AppendState,
+    Auto,
+    GroupedAppend,
+    NewEntry,
+    NewSession,
+    Stamping,
+    Unset,
+)
+
+__all__ = [
+    "AUTO",
+    "DURABILITIES",
+    "UNSET",
+    "UNSTAMPED",
+    "AgentLinks",
+    "AppendRequest",
+    "AppendState",
+    "Appended",
+    "Auto",
+    "Backend",
+    "BulkStore",
+    "ChatKey",
+    "ChatRow",
+    "ChatWriter",
+    "EntryKey",
+    "EntryReader",
+    "EntryRow",
+    "GroupedAppend",
+    "NewEntry",
+    "NewSession",
+    "SearchIndex",
+    "SessionIndex",
+    "Spaceless",
+    "Stamping",
+    "Store",
+    "Term",
+    "TreeStore",
+    "Unset",
+]

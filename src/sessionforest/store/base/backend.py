@@ -1,0 +1,48 @@
+"""The `Backend` contract: one store's components, as `store.open_backend` returns them."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from .bulk import BulkStore
+from .search import SearchIndex
+from .store import Store, TreeStore
+
+# --- Backend ---------------------------------------------------------------------
+
+
+class Backend(Protocol):
+    """What `store.open_backend` returns and the facade holds: one store's components."""
+
+    @property
+    def name(self) -> str:
+        """ "sqlite", ..."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages (a path, or a URL without secrets)."""
+        ...
+
+    @property
+    def path(self) -> Path | None:
+        """The store's file, when it is one."""
+        ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def trees(self) -> TreeStore: ...
+
+    @property
+    def bulk(self) -> BulkStore: ...
+
+    def search(self) -> AbstractContextManager[SearchIndex]:
+        """A SearchIndex bound to one read snapshot; reads of `store` on this thread
+        inside the block see the same snapshot."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,185 @@
+"""The `SearchIndex` contract: the primitives the search funnel ranks with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, TypeAlias
+
+# --- SearchIndex ---
+#
+# The primitives the search funnel (search/) runs over. A backend hands out one
+# SearchIndex per search, bound to one read snapshot (the place to catch up an
+# index kept behind a watermark, before it reads); the funnel parses, chooses
+# terms, fuses the lists these return, relaxes AND to OR and judges the result,
+# so ranking policy is the same on every backend. Keys are the backend's: the
+# funnel only hashes and compares them (and orders chats by key to break ties
+# between equally recent chats: a chat indexed later has a larger key).
+
+ChatKey: TypeAlias = int
+EntryKey: TypeAlias = int
+
+
+@dataclass(frozen=True, slots=True)
+class Spaceless:
+    """A term's form in text of scripts written without spaces (sessionforest.scripts),
+    where the backend finds it as a substring: how many rows may hold it."""
+
+    entry_df: int  # entries that may hold it (an upper bound)
+    digest_df: int  # chat digests that may hold it
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One thing to search for: a typed word, a quoted phrase, or a word's prefix.
+
+    `text` is what was typed; `tokens` are the backend's stems of it (from
+    `SearchIndex.tokens`), and the frequencies its counts of them. A backend
+    builds its own query syntax from these; no syntax is ever carried here.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    entry_df: int
+    digest_df: int
+    phrase: bool = False
+    prefix: bool = False  # the last token may be the start of a longer word
+    spaceless: Spaceless | None = None  # None: cannot occur in spaceless-script text
+
+    @property
+    def df(self) -> int:
+        if self.spaceless is None:
+            return self.entry_df + self.digest_df
+        return self.entry_df + self.digest_df + self.spaceless.entry_df + self.spaceless.digest_df
+
+    @property
+    def entries(self) -> int:
+        """Entries that may match, as words or substrings (for the read budgets)."""
+        return self.entry_df + (self.spaceless.entry_df if self.spaceless is not None else 0)
+
+    @property
+    def label(self) -> str:
+        if self.phrase:
+            return f'"{self.text}"'
+        return self.text + "*" if self.prefix else self.text
+
+
+class ChatRow(NamedTuple):
+    """A top-level, unquarantined chat as search lists it; times are ISO text.
+
+    A NamedTuple, not a frozen dataclass: a search lists up to ~2,000 of them,
+    and `ChatRow._make(row)` costs 0.2 us where the dataclass costs 0.9 us.
+    """
+
+    key: ChatKey
+    session_id: str
+    title: str
+    harness: str
+    status: str
+    created_at: str
+    first_at: str | None  # the span of its entries (None: no entries yet)
+    last_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    """One entry of a recall hit, with its snippet (matches marked with scripts.MARK)."""
+
+    sequence: int
+    entry_id: str
+    kind: str  # as stored (legacy names included)
+    created_at: str
+    snippet: str
+
+
+class SessionIndex(Protocol):
+    """Recall's primitives, scoped to one session (entries named by sequence)."""
+
+    def matches(self, text: str, *, prefix: bool, limit: int) -> list[int]:
+        """Sequences of entries holding `text` (a word or phrase; with `prefix`,
+        its last word may be the start of a longer one), newest first."""
+        ...
+
+    def size(self) -> int:
+        """The session's highest sequence (1 when it has none): its entry count for idf."""
+        ...
+
+    def hits(
+        self, sequences: Sequence[int], matched: Sequence[Term], needles: Sequence[str]
+    ) -> list[EntryRow]:
+        """The entries, in the order given, each with a snippet marking `matched`
+        (or `needles`, where they were found as substrings); unindexed ones left out."""
+        ...
+
+    def active(self, oldest: int) -> set[int]:
+        """Sequences on the active path from the head, down to `oldest`."""
+        ...
+
+
+class SearchIndex(Protocol):
+    """One search's view of a backend's full-text index (one read snapshot)."""
+
+    def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """The index tokenizer's stems of each text, in order (empty: nothing searchable)."""
+        ...
+
+    def frequency(self, stem: str) -> tuple[int, int]:
+        """(entries, chat digests) holding the stem."""
+        ...
+
+    def prefix_frequency(self, stem: str) -> tuple[int, int]:
+        """(entries, digests) holding a stem that starts with `stem` (an upper bound)."""
+        ...
+
+    def spaceless(self, text: str) -> Spaceless | None:
+        """`text`'s substring form in spaceless-script text, or None where it cannot occur."""
+        ...
+
+    def chat_count(self) -> int:
+        """How many chats the index holds (for idf)."""
+        ...
+
+    def entry_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[tuple[ChatKey, EntryKey]]:
+        """Up to `limit` entries holding every term (`conjunctive`) or any, as (chat,
+        entry) keys: best first when `ranked` (the backend's own relevance: only the
+        order counts), else newest first. Substring matches in spaceless-script text
+        follow the word matches."""
+        ...
+
+    def digest_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[ChatKey]:
+        """Up to `limit` chats whose digest (title, opening exchange, latest summary)
+        holds every term or any, best first when `ranked` (a title weighs most)."""
+        ...
+
+    def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
+        """Per chat, how many of its entries hold `term` (reading at most `limit`
+        matches per index): the chat-level evidence list."""
+        ...
+
+    def contains(self, chat: ChatKey, term: Term) -> bool:
+        """Whether any entry of the chat, or its digest, holds `term`."""
+        ...
+
+    def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
+        """The listable chats among `keys` (hidden and quarantined ones left out)."""
+        ...
+
+    def all_chats(self) -> list[ChatRow]:
+        """Every listable chat."""
+        ...
+
+    def harnesses(self) -> list[str]:
+        """The harness names the store's chats use."""
+        ...
+
+    def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
+        """A short excerpt marking `terms`: of `entry` when given, else of the digest."""
+        ...
+
+    def session(self, session_id: str) -> SessionIndex | None:
+        """Recall's primitives for one session (None: the index does not hold it)."""
+        ...

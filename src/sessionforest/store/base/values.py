@@ -1,0 +1,117 @@
+"""Sentinels and the values the facade and a backend pass each other."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
+
+# --- sentinels and value types -------------------------------------------------
+
+
+class Unset:
+    """`expect_head=UNSET`: no expectation (None means "the session is empty")."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset()
+
+
+class Auto:
+    """`append(stamp=AUTO)`: the controller stamps entries of sessions bound to a directory."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Final = Auto()
+
+
+class AppendState(NamedTuple):
+    """What a backend reads inside an append's write transaction, in one round trip;
+    `rules.append.checked` decides from it."""
+
+    quarantine: str | None  # the session's quarantine reason
+    head: str | None
+    last_sequence: int | None  # the session's highest sequence (None: no entries)
+    below_owner: str | None  # session of the entry appended below (the parent, else the head)
+    below_version: int | None  # its semantic schema version
+    cwd: str | None  # the session's bound directory, as committed
+
+
+class NewEntry(NamedTuple):
+    """One validated entry for a backend to append (the facade minted id and time).
+
+    NamedTuples, not frozen dataclasses, for the values of the append hot path:
+    a frozen dataclass sets each field through object.__setattr__ (~1 us here)."""
+
+    id: str
+    kind: str
+    payload: dict[str, Any]  # the validated object, handed back in the Entry
+    body: str  # its JSON text, as stored
+    visibility: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session row for a backend to insert."""
+
+    id: str
+    title: str
+    harness: str
+    cwd: str | None
+    created_at: str
+    visibility: str
+
+
+class Stamping(NamedTuple):
+    """How a backend stamps an append: the stamp the facade took for the directory it
+    believed bound, and how to take another if the committed binding differs (another
+    process bound the session since), called inside the write transaction."""
+
+    cwd: str | None
+    text: str | None
+    restamp: Callable[[str | None], str | None] | None = None
+
+
+UNSTAMPED: Final = Stamping(None, None)
+
+
+class Appended(NamedTuple):
+    """Where a backend put an append: the first entry's parent and sequence, the stamp."""
+
+    parent: str | None
+    sequence: int
+    stamp_text: str | None
+
+
+# How durable a committed write is, whatever the backend: "normal" survives any
+# process crash, "full" also power loss (each backend says how it gets there).
+DURABILITIES: Final = ("normal", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    """One append of `Forest.append_group`: what `Forest.append` takes (stamped AUTO)."""
+
+    session_id: str
+    kind: str
+    payload: dict[str, Any]
+    parent: str | None = None
+    visibility: str | None = None
+    expect_head: str | Unset | None = UNSET
+    created_at: str | None = None
+
+
+class GroupedAppend(NamedTuple):
+    """One append of `Store.append_group`: the arguments `Store.append` takes."""
+
+    session_id: str
+    items: Sequence[NewEntry]
+    parent: str | None
+    expect_head: str | Unset | None
+    now: str
+    stamping: Stamping

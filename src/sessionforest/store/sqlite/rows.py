@@ -1,0 +1,78 @@
+"""The SQL that writes entry, session and head rows, shared by every SQLite writer.
+
+One statement each, so an append, an importer's chat and a restored session
+store their rows the same way; `insert_entries` is the one place a bulk write
+hands a large payload to the search index (see search/large.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, TypeVar
+
+from . import integrity
+from .search import large
+
+Row = TypeVar("Row", bound=tuple[Any, ...])
+
+ENTRY_COLUMNS = (
+    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
+    "context_visibility, created_at, stamp"
+)
+
+INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+INSERT_SESSION = (
+    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
+    "source_format, source_path, source_id, summary, git_branch) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+UPSERT_HEAD = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                      updated_at = excluded.updated_at
+"""
+
+# The first row written after sequence `base` whose parent is missing, foreign,
+# not earlier, of a newer schema version than the row, or of one this
+# sessionforest cannot read (no entry may have an ancestor newer than itself:
+# see forest._checked for why the parent is enough). One indexed pass over
+# the new rows after a bulk insert, instead of a set of every id in memory.
+BAD_PARENT = f"""
+SELECT c.id, c.parent_entry_id, p.session_id, p.sequence < c.sequence,
+       p.semantic_schema_version, c.semantic_schema_version, c.sequence
+FROM session_entries c LEFT JOIN session_entries p ON p.id = c.parent_entry_id
+WHERE c.session_id = ? AND c.sequence > ? AND c.parent_entry_id IS NOT NULL
+  AND (p.id IS NULL OR p.session_id <> c.session_id OR p.sequence >= c.sequence
+       OR p.semantic_schema_version > c.semantic_schema_version
+       OR p.semantic_schema_version NOT IN ({integrity.READABLE}))
+ORDER BY c.sequence LIMIT 1
+"""
+
+
+def insert_entries(conn: sqlite3.Connection, rows: list[Row], text: str | None = None) -> None:
+    """Insert `rows` (INSERT_ENTRY's columns) and empty the list. `text`: the searchable
+    text of the last row, whose payload is large: indexed right after its insert."""
+    conn.executemany(INSERT_ENTRY, rows)
+    if text is not None:
+        last = rows[-1]
+        large.index_large(conn, last[1], last[3], last[5], text)
+    rows.clear()
+
+
+# Branch points that re-did a turn: two or more context-visible user or
+# assistant messages under one parent. Tool fan-out (an assistant's next
+# tool call beside a tool result), hidden nodes, notifications and local
+# commands a harness chains aside (`local_command`) never count. instr first:
+# json_extract copies the whole payload, which a 60 MB message makes costly.
+BRANCHES = """
+SELECT COUNT(*) FROM (
+    SELECT 1 FROM session_entries
+    WHERE session_id = ? AND parent_entry_id IS NOT NULL
+      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
+      AND (instr(payload, '"local_command"') = 0
+           OR json_extract(payload, '$.local_command') IS NULL)
+    GROUP BY parent_entry_id HAVING COUNT(*) > 1
+)
+"""

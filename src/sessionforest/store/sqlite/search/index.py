@@ -1,0 +1,214 @@
+"""`SQLiteSearch`: the SearchIndex primitives over the FTS5 word and trigram indexes.
+
+One instance serves one search inside one read transaction (the connection it
+is given is already in it). Chat keys are search_sessions.num, entry keys the
+index rowids (num << 32 + sequence); terms reach FTS5 only through fts.match.
+Each primitive reads the word index first, then adds substring matches from
+the trigram index (grams.py) where a term can occur in spaceless-script text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import orjson
+
+from ....scripts import ELLIPSIS, MARK
+from ...base import ChatKey, ChatRow, EntryKey, Spaceless, Term
+from . import fts, grams
+from .grams import Grams, GramVocabulary
+from .recall import SESSION_NUM, SQLiteSessionIndex
+from .schema import SEQUENCE_MASK, SESSION_SHIFT
+
+# The trigram leg decides for itself whether bm25 can afford to rank a MATCH
+# (the word leg is told by the funnel): past this many estimated matches it
+# takes the newest rows instead, as the word index does past the funnel's budget.
+GRAM_RANK_BUDGET: Final = 10_000
+
+ENTRY_DF = "SELECT doc FROM session_entry_vocab WHERE term = ?"
+DIGEST_DF = "SELECT doc FROM chat_digest_vocab WHERE term = ?"
+# Summed over every stem with the prefix: an upper bound on the documents.
+ENTRY_PREFIX_DF = (
+    "SELECT coalesce(sum(doc), 0) FROM session_entry_vocab WHERE term >= ? AND term < ?"
+)
+DIGEST_PREFIX_DF = (
+    "SELECT coalesce(sum(doc), 0) FROM chat_digest_vocab WHERE term >= ? AND term < ?"
+)
+_TOP = "\U0010ffff"  # sorts after every continuation of a prefix
+
+# ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
+ENTRY_RANKED = (
+    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? ORDER BY rank LIMIT ?"
+)
+# Index rowids grow with session numbers, so rowid order is newest chats first.
+ENTRY_NEWEST = (
+    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    "ORDER BY rowid DESC LIMIT ?"
+)
+# A title describes a chat best; the first reply less than what the user asked.
+DIGEST_RANKED = (
+    "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? "
+    "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank LIMIT ?"
+)
+# The activity span comes from search_sessions: no session_entries rows are read.
+_CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
+FROM search_sessions m JOIN sessions s ON s.id = m.session_id
+WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
+CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND m.num IN (SELECT value FROM json_each(?))"
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
+ENTRY_PROBE = (
+    "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    "AND rowid BETWEEN ? AND ? LIMIT 1"
+)
+ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
+DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
+CHAT_COUNT = "SELECT count(*) FROM search_sessions"
+DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
+ENTRY_SNIPPET = (
+    f"SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
+    "FROM session_entry_fts WHERE session_entry_fts MATCH ? AND rowid = ?"
+)
+DIGEST_SNIPPET = (
+    f"SELECT snippet(chat_digest_fts, -1, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
+    "FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
+)
+HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
+
+
+def _after(first: list[int], more: Iterable[int]) -> list[int]:
+    """`first`, then the rows of `more` that it lacks."""
+    seen = set(first)
+    out = list(first)
+    for row in more:
+        if row not in seen:
+            seen.add(row)
+            out.append(row)
+    return out
+
+
+class SQLiteSearch:
+    """The SearchIndex of one SQLite store, bound to one read transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._grams = GramVocabulary(conn)
+
+    def _one(self, sql: str, *args: str) -> int:
+        row = self._conn.execute(sql, args).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _forms(self, terms: Sequence[Term]) -> list[Grams | None]:
+        return [self._grams.form(t.text) if t.spaceless is not None else None for t in terms]
+
+    # --- choosing terms ---
+
+    def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        return fts.tokenizer().tokens(texts)
+
+    def frequency(self, stem: str) -> tuple[int, int]:
+        return self._one(ENTRY_DF, stem), self._one(DIGEST_DF, stem)
+
+    def prefix_frequency(self, stem: str) -> tuple[int, int]:
+        high = stem + _TOP
+        return self._one(ENTRY_PREFIX_DF, stem, high), self._one(DIGEST_PREFIX_DF, stem, high)
+
+    def spaceless(self, text: str) -> Spaceless | None:
+        form = self._grams.form(text)
+        return form.frequencies if form is not None else None
+
+    # --- the lists T1 fuses ---
+
+    def chat_count(self) -> int:
+        return int(self._conn.execute(CHAT_COUNT).fetchone()[0])
+
+    def entry_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[tuple[ChatKey, EntryKey]]:
+        combine = fts.all_of if conjunctive else fts.any_of
+        expr = combine(fts.match(t) for t in terms)
+        sql = ENTRY_RANKED if ranked else ENTRY_NEWEST
+        rows = [r[0] for r in self._conn.execute(sql, (expr, limit))]
+        forms = self._forms(terms)
+        if grams.used(forms):
+            # Word matches first, then substrings in text of spaceless scripts.
+            more = grams.entries(self._conn, forms, conjunctive, limit, GRAM_RANK_BUDGET)
+            rows = _after(rows, more)
+        return [(row >> SESSION_SHIFT, row) for row in rows]
+
+    def digest_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[ChatKey]:
+        combine = fts.all_of if conjunctive else fts.any_of
+        expr = combine(fts.match(t) for t in terms)
+        sql = DIGEST_RANKED if ranked else DIGEST_ROWIDS
+        nums = [r[0] for r in self._conn.execute(sql, (expr, limit))]
+        forms = self._forms(terms)
+        if grams.used(forms):
+            nums = _after(nums, grams.digests(self._conn, forms, conjunctive, limit))
+        return nums
+
+    def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
+        rows: set[int] = set()
+        if term.entry_df:
+            rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS, (fts.match(term), limit)))
+        [form] = self._forms([term])
+        if form is not None and form.entry_df:
+            rows.update(grams.entries(self._conn, [form], False, limit, GRAM_RANK_BUDGET))
+        counts: dict[ChatKey, int] = {}
+        for rowid in rows:
+            num = rowid >> SESSION_SHIFT
+            counts[num] = counts.get(num, 0) + 1
+        return counts
+
+    def contains(self, chat: ChatKey, term: Term) -> bool:
+        low = chat << SESSION_SHIFT
+        match = fts.match(term)
+        conn = self._conn
+        if (
+            conn.execute(ENTRY_PROBE, (match, low, low + SEQUENCE_MASK)).fetchone()
+            or conn.execute(DIGEST_PROBE, (match, chat)).fetchone()
+        ):
+            return True
+        [form] = self._forms([term])
+        return form is not None and grams.contains(conn, form, chat, SESSION_SHIFT, SEQUENCE_MASK)
+
+    # --- chats and what is shown of them ---
+
+    def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
+        wanted = orjson.dumps(sorted(set(keys))).decode()
+        return list(map(ChatRow._make, self._conn.execute(CHATS_BY_NUM, (wanted,))))
+
+    def all_chats(self) -> list[ChatRow]:
+        return list(map(ChatRow._make, self._conn.execute(ALL_CHATS)))
+
+    def harnesses(self) -> list[str]:
+        return [row[0] for row in self._conn.execute(HARNESSES)]
+
+    def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
+        """FTS5's snippet of the entry (or the digest); when a term can occur in the
+        trigram index, an excerpt of a row from there takes precedence."""
+        conn = self._conn
+        expr = fts.any_of(fts.match(t) for t in terms)
+        needles = [t.text for t in terms] if grams.used(self._forms(terms)) else None
+        if entry is not None:
+            if needles is not None:
+                found = grams.entry_excerpt(conn, entry, needles)
+                if found is not None:
+                    return found
+            row = conn.execute(ENTRY_SNIPPET, (expr, entry)).fetchone()
+            if row:
+                return str(row[0])
+        row = conn.execute(DIGEST_SNIPPET, (expr, chat)).fetchone()
+        if row:
+            return str(row[0])
+        if needles is not None:
+            return grams.digest_excerpt(conn, chat, needles) or ""
+        return ""
+
+    # --- recall ---
+
+    def session(self, session_id: str) -> SQLiteSessionIndex | None:
+        row = self._conn.execute(SESSION_NUM, (session_id,)).fetchone()
+        return SQLiteSessionIndex(self._conn, session_id, row[0]) if row else None

@@ -1,0 +1,164 @@
+"""Find-a-chat refinements: possessives, chat-level evidence, the window retry,
+the stricter gate, and recall snippets that skip terms which matched nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from sessionforest import Forest
+from sessionforest.search import retrieve
+from sessionforest.search.gate import judge
+from sessionforest.search.query import parse_query, split_words
+from sessionforest.search.results import ChatHit, GateReason
+from sessionforest.search.terms import Term, TermChoice
+
+NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
+FILLER = ["hello there", "hi, how can I help"]  # the digest's opening exchange
+
+
+def found(result: Any) -> list[str]:
+    return [hit.session_id for hit in result.hits]
+
+
+# --- T0: possessives -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("Caroline's", ["caroline"]),
+        ("caroline’s", ["caroline"]),  # typographic apostrophe
+        ("CAROLINEʼS", ["caroline"]),  # modifier-letter apostrophe
+        ("James'", ["james"]),
+        ("(Mel's)", ["mel"]),
+        ("o'brien", ["o'brien"]),  # an apostrophe inside a word stays
+        ("it’s he's", ["it's", "he's"]),  # stopword contractions stay whole
+    ],
+)
+def test_possessive_s_is_stripped_before_words_are_built(typed: str, words: list[str]) -> None:
+    assert split_words(typed) == words
+
+
+def test_a_possessive_searches_the_plain_name(forest: Forest, make_chat: Any) -> None:
+    sid = make_chat("Trip", [*FILLER, "Caroline went to the lighthouse"])
+    make_chat("Other", [*FILLER, "a lighthouse keeper"])
+    assert parse_query("Caroline's lighthouse", NOW).words == ("caroline", "lighthouse")
+    result = forest.search_chats("Caroline's lighthouse", now=NOW)
+    assert result.terms == ("caroline", "lighthouse")
+    assert found(result)[0] == sid
+
+
+# --- T1: chat-level evidence -----------------------------------------------------
+
+
+def test_evidence_spread_over_entries_beats_one_strong_entry(
+    forest: Forest, make_chat: Any
+) -> None:
+    # No entry holds both words (OR); one chat has both, in separate entries,
+    # the others repeat one word in a single dense entry.
+    spread = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
+    for i in range(4):
+        make_chat(f"Dense {i}", [*FILLER, "kayak kayak kayak kayak"], age_days=0.5)
+    result = forest.search_chats("kayak lighthouse", now=NOW)
+    assert result.mode == "or"
+    assert found(result)[0] == spread
+    assert result.hits[0].evidence > result.hits[1].evidence > 0
+    assert set(result.hits[0].matched_terms) == {"kayak", "lighthouse"}
+
+
+def test_evidence_ties_do_not_reorder_chats(forest: Forest, make_chat: Any) -> None:
+    make_chat("a", [*FILLER, "walrus"], age_days=3)
+    make_chat("b", [*FILLER, "walrus"], age_days=2)
+    result = forest.search_chats("walrus", now=NOW)
+    first, second = result.hits
+    assert first.evidence == second.evidence > 0
+    # Equal evidence shares a rank: the evidence list adds the same to both.
+    step = retrieve.EVIDENCE_WEIGHT_AND * (1 / (retrieve.RRF_K + 1) - 1 / (retrieve.RRF_K + 2))
+    assert first.score - second.score < step
+
+
+# --- the window retry ------------------------------------------------------------
+
+
+def test_an_empty_window_is_retried_once_without_it(forest: Forest, make_chat: Any) -> None:
+    sid = make_chat("Workshop", [*FILLER, "Caroline attended a pottery workshop"], age_days=90)
+    result = forest.search_chats("what workshop did Caroline attend recently?", now=NOW)
+    assert result.window is not None and result.window.phrase == "recently"
+    assert result.hits == ()
+    assert [h.session_id for h in result.outside_window] == [sid]
+    assert (result.confident, result.reason) == (False, GateReason.NO_HITS)
+    assert "recently" in result.detail and "any time" in result.detail
+    doc = result.to_json()
+    assert doc["outside_window"][0]["session_id"] == sid
+
+
+def test_a_window_with_hits_is_not_retried(forest: Forest, make_chat: Any) -> None:
+    make_chat("Old", [*FILLER, "pottery workshop"], age_days=90)
+    recent = make_chat("New", [*FILLER, "pottery workshop"], age_days=2)
+    result = forest.search_chats("pottery workshop recently", now=NOW)
+    assert found(result) == [recent] and result.outside_window == ()
+
+
+# --- the gate --------------------------------------------------------------------
+
+
+def test_an_only_hit_found_by_relaxing_to_or_is_not_confident(
+    forest: Forest, make_chat: Any
+) -> None:
+    make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
+    result = forest.search_chats("kayak lighthouse", now=NOW)
+    assert result.mode == "or" and len(result.hits) == 1
+    assert set(result.hits[0].matched_terms) == {"kayak", "lighthouse"}
+    assert (result.confident, result.reason) == (False, GateReason.ONLY_HIT_RELAXED)
+
+
+def test_an_only_hit_matching_every_word_in_one_entry_stays_confident(
+    forest: Forest, make_chat: Any
+) -> None:
+    sid = make_chat("A", [*FILLER, "we saw the lighthouse from a kayak"])
+    result = forest.search_chats("kayak lighthouse", now=NOW)
+    assert result.mode == "or"  # fewer than four chats under AND
+    assert found(result) == [sid]
+    assert (result.confident, result.reason) == (True, GateReason.ONLY_HIT)
+
+
+def _hit(score: float, terms: tuple[str, ...], evidence: float = 0.0) -> ChatHit:
+    return ChatHit("s", "t", score, "active", "", "", "", "", terms, 2, True, evidence)
+
+
+def test_every_typed_word_counts_not_only_the_rarest_six() -> None:
+    kept = tuple(Term(w, (w,), 1, 0) for w in "abcdef")
+    extra = (Term("g", ("g",), 50, 0),)
+    choice = TermChoice(kept, (), (), ("g",), extra)
+    top = _hit(0.1, tuple("abcdef"))
+    assert judge(choice, top, None)[:2] == (True, GateReason.ONLY_HIT)
+    verdict = judge(choice, top, None, top_misses_dropped=["g"])
+    assert verdict[:2] == (False, GateReason.TOP_MISSES_TERMS) and "g" in verdict[2]
+    # Words beyond MAX_WORDS were never looked up: they can never be confirmed.
+    unchecked = TermChoice(kept, (), (), ("g", "h"), extra)
+    assert judge(unchecked, top, None)[:2] == (False, GateReason.TOP_MISSES_TERMS)
+
+
+def test_the_top_chat_is_checked_against_dropped_words(forest: Forest, make_chat: Any) -> None:
+    words = "alpha bravo charlie delta echo foxtrot golf"
+    make_chat("A", [*FILLER, "alpha bravo charlie delta echo foxtrot"])
+    for i in range(3):
+        make_chat(f"G{i}", [*FILLER, "golf"])  # golf is the commonest: dropped
+    result = forest.search_chats(words, now=NOW)
+    assert result.dropped_terms == ("golf",)
+    assert (result.confident, result.reason) == (False, GateReason.TOP_MISSES_TERMS)
+    assert "golf" in result.detail
+
+
+def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
+    choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
+    top = _hit(0.07, ("a", "b"), evidence=2.0)
+    assert judge(choice, top, _hit(0.04, ("a", "b"), evidence=1.0))[:2] == (
+        True,
+        GateReason.CLEAR_LEAD,
+    )
+    verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0))
+    assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)

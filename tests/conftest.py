@@ -1,0 +1,68 @@
+"""The backend parameter: every test using `harness` or `forest` runs once per registered backend.
+
+Backends and their capabilities are registered in tests/conformance/backends.
+A test marked `@pytest.mark.needs("processes")` is collected only for the
+backends that have that capability; the run's summary lists what was left
+out and why, so no backend skips anything silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.backends import Backend, Capabilities, Harness, parameters
+from sessionforest import Forest
+
+LEFT_OUT = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    flags = ", ".join(sorted(Capabilities.names()))
+    config.addinivalue_line(
+        "markers", f"needs(*capabilities): collect only for backends that have them ({flags})"
+    )
+    config.stash[LEFT_OUT] = []
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    needs = [name for mark in metafunc.definition.iter_markers("needs") for name in mark.args]
+    if "backend" not in metafunc.fixturenames:
+        if needs:  # the mark would do nothing: say so rather than run it everywhere
+            raise pytest.UsageError(
+                f"{metafunc.definition.nodeid} is marked needs() but uses no harness or forest"
+            )
+        return
+    params, left_out = parameters(needs)
+    for reason in left_out:
+        metafunc.config.stash[LEFT_OUT].append(f"{metafunc.definition.nodeid}: {reason}")
+    metafunc.parametrize("backend", params, indirect=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left_out = config.stash.get(LEFT_OUT, [])
+    if left_out:
+        terminalreporter.section("not collected for a backend (missing capability)")
+        for line in left_out:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def harness(backend: Backend, tmp_path: Path) -> Iterator[Harness]:
+    opened = backend.open_harness(tmp_path)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def forest(harness: Harness) -> Forest:
+    """A fresh store of the backend under test (closed by the harness)."""
+    return harness.fresh()

@@ -1,0 +1,59 @@
+"""The method list agrees everywhere: the registry, rpc.discover, docs/api.md, `forest serve
+--help`; and the core package works with the server extra's modules blocked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sessionforest.cli.main import cli
+from sessionforest.server.methods import REGISTRY
+from sessionforest.server.openrpc import document
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_method_is_documented_and_published() -> None:
+    api = (REPO / "docs" / "api.md").read_text()
+    published = {m["name"] for m in document()["methods"]}
+    assert published == set(REGISTRY)
+    help_text = " ".join(CliRunner().invoke(cli, ["serve", "--help"]).output.split())
+    for name in REGISTRY:
+        assert f"`{name}`" in api or f"`sessions/{name.split('/')[-1]}`" in api, name
+        short = name.split("/")[-1]
+        assert short in help_text, name
+    for code in (-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005):
+        assert str(code) in api
+
+
+BLOCKER = """
+import sys
+BLOCKED = {"starlette", "uvicorn", "websockets", "httpx", "anyio", "httptools", "uvloop"}
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"blocked: {name}")
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_core_and_cli_without_the_server_extra(tmp_path: Path) -> None:
+    code = BLOCKER + (
+        "import sessionforest\n"
+        "from sessionforest.cli.main import cli\n"
+        "from click.testing import CliRunner\n"
+        f"db = {str(tmp_path / 'x.db')!r}\n"
+        "r = CliRunner().invoke(cli, ['--db', db, 'new', '--title', 't'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "r = CliRunner().invoke(cli, ['--db', db, 'serve'])\n"
+        "print(r.exit_code)\n"
+        "print(r.output)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    status, output = done.stdout.split("\n", 1)
+    assert status == "5"  # Unavailable: an optional dependency is missing
+    assert "pip install 'sessionforest[server]'" in output
