@@ -352,9 +352,12 @@ class Forest(TreeFacade):
         return self._store.entry(session_id, entry_id)
 
     @suggesting
-    def active_path(self, session_id: str) -> list[Entry]:
-        """Entries from the root to the head; fails closed on damage."""
-        return self._store.active_path(session_id)
+    def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]:
+        """Entries from the root to the head; fails closed on damage. `limit`: only the
+        last `limit` of them (still root-side first), in time proportional to `limit`."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.active_path(session_id, limit)
 
     @suggesting
     def entries(self, session_id: str) -> list[Entry]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
-from .search import SQLiteSearch
+from .search import SQLiteSearch, catchup
 from .store import SQLiteStore
 from .trees import SQLiteTrees
 
@@ -46,9 +46,25 @@ class SQLiteBackend:
     @contextmanager
     def search(self) -> Iterator[SQLiteSearch]:
         """A `SearchIndex` over one read snapshot (reads on this thread inside the
-        block, the store's included, see the same snapshot)."""
+        block, the store's included, see the same snapshot). Entries appended since
+        the last search are indexed first, in one write transaction (catchup.py), so
+        the snapshot holds every append acknowledged before the search began."""
+        self.catch_up()
         with self.db.read() as conn:
             yield SQLiteSearch(conn)
+
+    def catch_up(self) -> int:
+        """Index whatever appends left pending (see search/catchup.py); returns how many
+        sessions had entries waiting. A read-only store cannot write the index: it
+        searches what its last writer indexed."""
+        db = self.db
+        if db.held() is None and db.writer is not None:
+            with db.read() as conn:
+                if not catchup.pending(conn):
+                    return 0
+            with db.write() as conn:
+                return catchup.catch_up(conn)
+        return 0
 
 
 def open_sqlite(
