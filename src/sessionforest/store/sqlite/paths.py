@@ -27,6 +27,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from ...model import Problem
+from ...rules import integrity as rules
+
 # Up from `target` until an entry on the materialised path (depth below the
 # length), bounded by the session's entry count against a corrupt cycle.
 # Rows come in walk order (FIFO recursion): n = 0 is the target.
@@ -77,6 +80,17 @@ ORDER BY h.session_id, p.depth
 """
 CLAIMED_ALL = CLAIMED.format(where="")
 CLAIMED_SESSION = CLAIMED.format(where="AND h.session_id = :sid")
+
+# The parent-link walk `check` compares with (ids only, head first), bounded.
+WALK_IDS = """
+WITH RECURSIVE up(id, parent, n) AS (
+    SELECT id, parent_entry_id, 0 FROM session_entries WHERE id = :head AND session_id = :sid
+    UNION ALL
+    SELECT e.id, e.parent_entry_id, up.n + 1 FROM up JOIN session_entries e ON e.id = up.parent
+    WHERE e.session_id = :sid AND up.n < :bound
+)
+SELECT id FROM up
+"""
 
 # Forget a session's materialised path (repair; reads walk until the next write).
 FORGET = "UPDATE session_heads SET path_tip = NULL, path_length = NULL WHERE session_id = ?"
@@ -144,3 +158,23 @@ def trusted(
             return False
         before = row
     return True
+
+
+def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
+    """Each session whose materialised path (one claiming to be its head's) is not the
+    parent-link walk from the head (rules.integrity.path_problem)."""
+    claimed: dict[str, tuple[str, list[str]]] = {}
+    query, args = (
+        (CLAIMED_ALL, {}) if session_id is None else (CLAIMED_SESSION, {"sid": session_id})
+    )
+    for sid, head, _length, _depth, entry_id in conn.execute(query, args):
+        claimed.setdefault(sid, (head, []))[1].append(entry_id)
+    found = []
+    for sid, (head, ids) in claimed.items():
+        walk = {"sid": sid, "head": head, "bound": len(ids)}
+        walked = [row[0] for row in conn.execute(WALK_IDS, walk)]
+        walked.reverse()
+        problem = rules.path_problem(sid, ids, walked)
+        if problem is not None:
+            found.append(problem)
+    return found
