@@ -52,8 +52,6 @@ def test_the_path_is_the_parent_walk_after_any_appends_branches_and_moves(
         elif stored and roll < 0.3:
             parent = rng.choice(stored)  # a branch below any entry
             stored.append(forest.append(sid, "user.message", user(f"b{step}"), parent=parent).id)
-        elif roll < 0.32:
-            stored.append(forest.append(sid, "user.message", user(f"r{step}"), parent=None).id)
         else:
             stored.append(forest.append(sid, "user.message", user(f"s{step}")).id)
         if step % 10 == 0 or roll < 0.3:
