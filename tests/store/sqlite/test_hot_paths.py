@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from sessionforest import Forest
+from sessionforest.store.sqlite.search import catchup
 
 from .conftest import indexed, raw_move
 
@@ -65,6 +66,16 @@ def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> No
     assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(3,)]
     forest.append(a, "user.message", text("damson"))
     assert pending(forest.path) == [(a, 3)]  # from the first entry not yet indexed
+
+
+def test_every_so_many_appends_a_writer_indexes_in_the_append(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    for i in range(catchup.EVERY - 1):
+        forest.append(sid, "user.message", text(f"m{i}"))
+    assert pending(forest.path) == [(sid, 1)]
+    forest.append(sid, "user.message", text("the last one"))
+    assert pending(forest.path) == []
+    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(catchup.EVERY,)]
 
 
 def test_a_closing_writer_indexes_what_it_left_pending(tmp_path: Path) -> None:
@@ -172,7 +183,10 @@ with Forest.open(sys.argv[1]) as forest:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_a_catch_up_killed_midway_leaves_all_or_nothing(tmp_path: Path, seed: int) -> None:
+def test_a_catch_up_killed_midway_leaves_all_or_nothing(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catchup, "EVERY", 10**9)  # the appends below leave all of it pending
     path = tmp_path / f"kill{seed}.db"
     forest = Forest.open(path)
     sid = forest.create_session("t")

@@ -43,6 +43,7 @@ from . import integrity, paths
 from .database import Database
 from .repair import repair_session
 from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY
+from .search import catchup
 
 # No tail: the whole path (bounds the walk by the session's entry count only).
 WHOLE = 1 << 62
@@ -174,6 +175,10 @@ class SQLiteStore:
         self.location = str(db.path)
         self.readonly_why = db.readonly_why
         self.migrated = db.migrated
+        # Entries this process appended since it last indexed (search/catchup.py): every
+        # catchup.EVERY of them, an append indexes what is pending in its own
+        # transaction, which bounds what a search must index before it reads.
+        self._unindexed = 0
 
     def close(self) -> None:
         self._db.close()
@@ -268,7 +273,15 @@ class SQLiteStore:
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            return self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
+            done = self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
+            self._index_now_and_then(cursor, len(items))
+            return done
+
+    def _index_now_and_then(self, cursor: sqlite3.Cursor, added: int) -> None:
+        self._unindexed += added
+        if self._unindexed >= catchup.EVERY:
+            catchup.catch_up(cursor.connection)
+            self._unindexed = 0
 
     def _append_in(
         self,
@@ -328,6 +341,7 @@ class SQLiteStore:
                     cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
                 cursor.execute("RELEASE one_append")
+            self._index_now_and_then(cursor, len(group))
         return results
 
     def move_head(

@@ -12,7 +12,9 @@ transaction, before a search opens its read snapshot. So:
   first and sees every committed entry (writers queue on BEGIN IMMEDIATE, in
   this process and in others);
 - a crash or kill -9 mid-catch-up rolls the whole batch back, pending rows
-  included, and the next search does it again.
+  included, and the next search does it again;
+- what a search may have to index first is bounded: each writer indexes what
+  is pending every EVERY appends, in that append's transaction, and as it closes.
 
 Entries are fed through the `search_feed` view, whose INSTEAD OF triggers are
 the released index triggers unchanged, in sequence order per session; a
@@ -29,6 +31,13 @@ import orjson
 
 from . import large
 from .schema import INDEXED_KINDS
+
+# A writer indexes what is pending every EVERY entries it appends, inside that
+# append's transaction (store.py): a search then never has more than this many
+# entries per writing process to index before it reads (measured in
+# benchmarks/bench_index_append.py), and an append pays for the index in one
+# batch now and then instead of a little every time.
+EVERY: Final = 256
 
 PENDING = "SELECT session_id, from_sequence FROM search_pending"
 ANY_PENDING = "SELECT 1 FROM search_pending LIMIT 1"
