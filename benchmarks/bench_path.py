@@ -8,7 +8,8 @@ is written by raw SQL, so its active paths are first materialised by one
 loading a list costs without any tree: one `SELECT` of the same columns by the
 (session_id, sequence) index, `ORDER BY sequence LIMIT depth`, `fetchall()`:
 as many rows, no walk, no Python objects beyond row tuples. The library
-decodes payloads lazily, so a second pair of figures has both sides use every message: the library reads `entry.payload`
+decodes payloads lazily, so a second pair of figures has both sides use every
+message: the library reads `entry.payload`
 of each entry, the floor `orjson.loads` each row's payload.
 """
 

@@ -419,9 +419,12 @@ class Forest(TreeFacade):
         `entry` (default: the head), read in one snapshot so they agree."""
         return snapshot_of(self._store, self._worktrees, session_id, entry)
 
-    def log_document(self, session_id: str) -> list[dict[str, Any]]:
-        """`log --json`: the active path, root first, each entry marked `diverged`."""
-        return log_document(self._store, self._worktrees, session_id)
+    def log_document(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """`log --json`: the active path (its last `limit` entries), root first, each entry
+        marked `diverged`."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return log_document(self._store, self._worktrees, session_id, limit)
 
     def tree_document(self, session_id: str) -> dict[str, Any]:
         """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
