@@ -94,6 +94,15 @@ def _fresh(name: str) -> Path:
     return path
 
 
+def _warm(fn: Callable[[], object], runs: int = 5) -> float:
+    """Median ns of `runs` calls, each after an untimed one (warm caches on every side)."""
+    times = []
+    for _ in range(runs):
+        fn()
+        times.append(harness.time_ns(fn))
+    return harness.median(times)
+
+
 def _rate_p50(latencies: list[int]) -> tuple[float, float]:
     return len(latencies) / (sum(latencies) / 1e9), harness.percentile(latencies, 50)
 
@@ -112,9 +121,9 @@ def _forest(texts: list[str], durability: str) -> dict[str, float]:
             t0 = clock()
             forest.append(sid, "user.message", _payload(text))
             lat.append(clock() - t0)
-        load = harness.time_ns(lambda: [e.payload for e in forest.active_path(sid)])
+        load = _warm(lambda: [e.payload for e in forest.active_path(sid)])
         assert len(forest.active_path(sid)) == len(texts)
-        tail = harness.time_ns(lambda: [e.payload for e in forest.active_path(sid, limit=TAIL)])
+        tail = _warm(lambda: [e.payload for e in forest.active_path(sid, limit=TAIL)])
     finally:
         forest.close()
         harness.remove_db(path)
@@ -132,12 +141,7 @@ def _forest_deep(size: int) -> dict[str, float]:
         ids: list[str] = []
         for _ in range(size // 1000):
             ids += [e.id for e in forest.append_many(sid, chunk)]
-        tail = harness.median(
-            [
-                harness.time_ns(lambda: [e.payload for e in forest.active_path(sid, limit=TAIL)])
-                for _ in range(5)
-            ]
-        )
+        tail = _warm(lambda: [e.payload for e in forest.active_path(sid, limit=TAIL)])
         # From the head down to the root: each point is on the active path.
         points = [ids[int((len(ids) - 2) * (1 - i / BRANCH_POINTS))] for i in range(BRANCH_POINTS)]
         times = []
@@ -175,9 +179,9 @@ def _agents(texts: list[str], advanced: bool) -> dict[str, float]:
             t0 = clock()
             run(session.add_items([item]))
             lat.append(clock() - t0)
-        load = harness.time_ns(lambda: run(session.get_items()))
+        load = _warm(lambda: run(session.get_items()))
         assert len(run(session.get_items())) == len(texts)
-        tail = harness.time_ns(lambda: run(session.get_items(limit=TAIL)))
+        tail = _warm(lambda: run(session.get_items(limit=TAIL)))
         branch = float("nan")
         if advanced:
             t0 = clock()
@@ -326,7 +330,8 @@ def run(quick: bool) -> Section:
         title="Peers: the stores agent builders use today",
         summary=(
             f"{count:,} messages of ~500 bytes appended one at a time to a fresh file, then "
-            f"the whole history loaded; medians of {RUNS} runs per store, run interleaved. "
+            "the whole history loaded (median of 5 calls, each after an untimed one); "
+            f"medians of {RUNS} runs per store, run interleaved. "
             "See benchmarks/peers.py for each store's calls; the peers are installed from "
             "benchmarks/requirements-peers.txt, never as sessionforest dependencies."
         ),
