@@ -176,6 +176,7 @@ class Section:
     summary: str
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)  # Markdown lines after the notes
 
     @property
     def failed(self) -> bool:
@@ -272,6 +273,7 @@ def _section_text(s: Section, stamp: str) -> str:
     if s.notes:
         lines.append("")
         lines += [f"- {note}" for note in s.notes]
+    lines += s.extra
     lines += ["", f"- measured: {stamp}"]
     return "\n".join(lines)
 

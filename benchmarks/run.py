@@ -28,6 +28,7 @@ import bench_skeleton
 import bench_stamp
 import datagen
 import harness
+import peers
 from harness import Section
 
 WORKLOADS: dict[str, Callable[[bool], Section]] = {
@@ -40,6 +41,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
+    peers.NAME: peers.run,
 }
 
 

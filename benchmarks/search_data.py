@@ -280,6 +280,7 @@ def build_scaled_bridge(
     (tables, backfill, triggers) run in the same transaction. Indexing 1M rows
     through the per-row triggers instead costs ~3x longer; the index is the same.
     """
+    from sessionforest.store.sqlite.frozen import search_index_deferred as deferred
     from sessionforest.store.sqlite.frozen import search_large_payloads_outside_sql as large
     from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
     from sessionforest.store.sqlite.frozen import session_search_index as index
@@ -337,6 +338,11 @@ def build_scaled_bridge(
                 conn.execute(sql)
         for sql in large.SMALL_PAYLOAD_TRIGGERS:  # as a store Forest.open makes
             conn.execute(sql)
+        # ...and as search_index_deferred moves them: onto the feed view. The
+        # backfill indexed every row, so nothing is pending.
+        for sql in (*deferred.DROP_ENTRY_TRIGGERS, *deferred.FEED_TRIGGERS):
+            conn.execute(sql)
+        conn.execute("DELETE FROM search_pending")
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

@@ -60,9 +60,12 @@ def divergence_marks(
     return {entry_id: mark for entry_id, mark in marks.items() if mark}
 
 
-def log_document(store: Store, worktrees: Worktrees, session_id: str) -> list[dict[str, Any]]:
-    """The active path, root first, each entry's JSON with `diverged`."""
-    path = store.active_path(session_id)
+def log_document(
+    store: Store, worktrees: Worktrees, session_id: str, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The active path (its last `limit` entries), root first, each entry's JSON with
+    `diverged`."""
+    path = store.active_path(session_id, limit)
     marks = divergence_marks(worktrees, session_id, path)
     return [{**e.to_json(), "diverged": e.id in marks} for e in path]
 

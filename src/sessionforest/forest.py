@@ -352,9 +352,12 @@ class Forest(TreeFacade):
         return self._store.entry(session_id, entry_id)
 
     @suggesting
-    def active_path(self, session_id: str) -> list[Entry]:
-        """Entries from the root to the head; fails closed on damage."""
-        return self._store.active_path(session_id)
+    def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]:
+        """Entries from the root to the head; fails closed on damage. `limit`: only the
+        last `limit` of them (still root-side first), in time proportional to `limit`."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.active_path(session_id, limit)
 
     @suggesting
     def entries(self, session_id: str) -> list[Entry]:
@@ -416,9 +419,12 @@ class Forest(TreeFacade):
         `entry` (default: the head), read in one snapshot so they agree."""
         return snapshot_of(self._store, self._worktrees, session_id, entry)
 
-    def log_document(self, session_id: str) -> list[dict[str, Any]]:
-        """`log --json`: the active path, root first, each entry marked `diverged`."""
-        return log_document(self._store, self._worktrees, session_id)
+    def log_document(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """`log --json`: the active path (its last `limit` entries), root first, each entry
+        marked `diverged`."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return log_document(self._store, self._worktrees, session_id, limit)
 
     def tree_document(self, session_id: str) -> dict[str, Any]:
         """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""

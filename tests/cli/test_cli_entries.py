@@ -101,6 +101,15 @@ def test_log_json_has_the_stable_field_names(forest: ForestCli, branched: dict[s
     assert path[2]["payload"] == {"label": "start", "summary": "greeted"}
 
 
+def test_log_limit_shows_the_last_entries_of_the_path(
+    forest: ForestCli, branched: dict[str, str]
+) -> None:
+    want = [branched[k] for k in ("start", "second")]
+    assert [e["id"] for e in forest.json("log", branched["session"], "--limit", "2")] == want
+    lines = forest.ok("log", branched["session"], "--limit", "2").splitlines()
+    assert [line.split()[0] for line in lines] == ["3", "5"]
+
+
 def test_tree_draws_every_branch_with_head_and_label(
     forest: ForestCli, branched: dict[str, str]
 ) -> None:

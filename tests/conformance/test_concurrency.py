@@ -222,6 +222,8 @@ def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(harness: Harnes
             # and what each writer was told is exactly what is stored.
             assert_one_chain(entries)
             assert forest.head(sid) == entries[-1].id
+            assert [e.id for e in forest.active_path(sid)] == [e.id for e in entries]
+            assert [e.id for e in forest.active_path(sid, limit=4)] == [e.id for e in entries[-4:]]
             stored = {(e.session_id, e.id, e.parent_id, e.sequence) for e in entries}
             assert stored == {a for a in acked if a[0] == sid}
         assert Counter(a[0] for a in acked) == {
@@ -234,6 +236,9 @@ def test_racing_writers_lose_nothing_and_never_repeat_a_sequence(harness: Harnes
         for name in names:
             texts = [e.payload["content"][0]["text"] for e in forest.entries(f"own-{name}")]
             assert texts == [f"{name} says {i}" for i in range(0, APPENDS, OWN_EVERY)]
+            # And every one of them is found, whatever indexing the writers deferred.
+            found = forest.search_session_entries(f"own-{name}", f"{name} says", limit=100)
+            assert len(found) == per_own
 
 
 # --- expect_head -------------------------------------------------------------------

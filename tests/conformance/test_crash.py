@@ -32,7 +32,7 @@ while True:
     i += 1
     if i % 3:
         entry = forest.append(
-            sid, "user.message", {"content": [{"type": "text", "text": f"{i} {filler}"}]}
+            sid, "user.message", {"content": [{"type": "text", "text": f"entry{i} {filler}"}]}
         )
     else:
         entry = forest.append(
@@ -117,6 +117,11 @@ def test_killed_writer_loses_no_acknowledged_append(harness: Harness, durability
             assert forest.head(sid) == stored[-1]
             assert forest.session(sid).entry_count == len(stored)
             assert [e.id for e in forest.active_path(sid)] == stored
+            assert [e.id for e in forest.active_path(sid, limit=3)] == stored[-3:]
+            # Whatever index work the killed writer deferred, a search finds its appends.
+            said = [e for e in entries if e.kind == "user.message"][-1]
+            word = said.payload["content"][0]["text"].split()[0]
+            assert said.id in [h.entry_id for h in forest.search_session_entries(sid, word)]
             report = forest.check()
             assert report.ok, report.problems
             assert report.quarantined == ()

@@ -67,6 +67,8 @@ def test_every_method_answers_what_it_publishes(
     assert rest["head"] == mark["id"]
     log = call(http, "sessions/log", {"session_id": sid})
     assert [e["id"] for e in log][-1] == mark["id"]
+    tail = call(http, "sessions/log", {"session_id": sid, "limit": 2})
+    assert [e["id"] for e in tail] == [e["id"] for e in log[-2:]]
     snap = call(http, "sessions/forest_snapshot", {"session_id": sid})
     assert len(snap["nodes"]) == 5 and snap["head"] == mark["id"] and len(snap["tips"]) == 2
     assert snap["checkpoints"] == [{"id": mark["id"], "label": "diagnosed"}]

@@ -175,9 +175,10 @@ def seek_checkpoint(state: State, session: str, label: str, as_json: bool) -> No
     _echo_entry(forest.seek_checkpoint(forest.resolve_session(session), label), as_json)
 
 
-def print_log(forest: Forest, session: str) -> None:
-    """The active path, root to head, one line per entry (hidden entries dimmed)."""
-    path = forest.active_path(session)
+def print_log(forest: Forest, session: str, limit: int | None = None) -> None:
+    """The active path (its last `limit` entries), root to head, one line per entry
+    (hidden entries dimmed)."""
+    path = forest.active_path(session, limit)
     if not path:
         click.echo("(no entries)")
     marks = forest.divergence_marks(session, path)
@@ -189,16 +190,17 @@ def print_log(forest: Forest, session: str) -> None:
 
 @click.command()
 @click.argument("session")
+@click.option("--limit", type=int, default=None, help="Only the last N entries (read in time ~ N).")
 @json_option
 @pass_state
-def log(state: State, session: str, as_json: bool) -> None:
-    """Show the active path from the root to the head."""
+def log(state: State, session: str, limit: int | None, as_json: bool) -> None:
+    """Show the active path from the root to the head (--limit N: its last N entries)."""
     forest = state.reader
     sid = forest.resolve_session(session)
     if as_json:
-        emit_json(forest.log_document(sid))
+        emit_json(forest.log_document(sid, limit))
     else:
-        print_log(forest, sid)
+        print_log(forest, sid, limit)
 
 
 def draw_tree(forest: Forest, session: str) -> None:

@@ -78,7 +78,7 @@ class Problem:
 
     session_id: str
     # orphan-parent | cross-session-parent | cycle | sequence-gap | unsupported-version
-    # | invalid-head | missing-head | missing-session
+    # | invalid-head | missing-head | missing-session | path-mismatch
     code: str
     entry_id: str | None
     detail: str

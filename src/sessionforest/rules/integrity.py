@@ -94,6 +94,32 @@ def head_problems(
         yield Problem(sid, "missing-session", None, f"the session row is gone but {left}")
 
 
+def path_problem(sid: str, claimed: list[str], walked: list[str]) -> Problem | None:
+    """A stored copy of the active path (root first) that is not the parent-link walk
+    from the head (`walked`, root first), or None when they agree."""
+    if claimed == walked:
+        return None
+    at = next(
+        (i for i, (a, b) in enumerate(zip(claimed, walked, strict=False)) if a != b),
+        min(len(claimed), len(walked)),
+    )
+    found = claimed[at] if at < len(claimed) else None
+    return Problem(
+        sid,
+        "path-mismatch",
+        found,
+        f"the stored active path ({plural(len(claimed), 'entry', 'entries')}) differs from "
+        f"the parent links ({plural(len(walked), 'entry', 'entries')}) at depth {at}",
+    )
+
+
+FORGOT_PATH = RepairAction(
+    "dropped-path",
+    "the stored active path disagreed with the parent links; it was dropped (reads follow "
+    "the parent links, and the next append or move stores it again from them)",
+)
+
+
 def report(problems: list[Problem], sessions: int, entries: int) -> CheckReport:
     damaged = tuple(sorted({p.session_id for p in problems}))
     return CheckReport(sessions, entries, tuple(problems), damaged)

@@ -38,13 +38,17 @@ def nodes_of(session_id: str, rows: list[tuple[Any, ...]]) -> list[Node]:
     return list(map(Node._make, rows))
 
 
-def path_of(session_id: str, head: str | None, rows: list[tuple[Any, ...]]) -> list[Entry]:
+def path_of(
+    session_id: str, head: str | None, rows: list[tuple[Any, ...]], *, whole: bool = True
+) -> list[Entry]:
     """The active path from rows walked up from the head, root first.
 
     Each row carries its depth below the head as an 11th column (the walk may
     return them in any order); the walk is bounded, so a cycle ends. Raises
     SessionDamaged if the head is not stored, the root names a parent that is
     missing or on the path (a cycle), or a row belongs to another session.
+    `whole=False`: the rows are a tail (the last N entries), whose first names
+    a parent by design.
     """
     if rows and rows[0][10] == 0 and rows[-1][10] == len(rows) - 1:
         rows.reverse()  # head first, as a FIFO recursion yields them
@@ -54,10 +58,12 @@ def path_of(session_id: str, head: str | None, rows: list[tuple[Any, ...]]) -> l
         raise SessionDamaged(session_id, f"head {head} is not an entry of this store")
     if rows:
         root = rows[0]
-        if root[2] is not None:
+        if whole and root[2] is not None:
             if any(r[0] == root[2] for r in rows):
                 raise SessionDamaged(session_id, f"cycle through entry {root[2]}")
             raise SessionDamaged(session_id, f"entry {root[0]} names missing parent {root[2]}")
+        if not whole and len({r[0] for r in rows}) < len(rows):
+            raise SessionDamaged(session_id, "cycle on the active path")
         for row in rows:
             if row[1] != session_id:
                 raise SessionDamaged(

@@ -327,10 +327,17 @@ def entries(call: Call, p: EntriesParams) -> EntriesPageJson:
     }
 
 
-@method("sessions/log", SessionParams, list[LogEntryJson], "read")
-def log(call: Call, p: SessionParams) -> list[LogEntryJson]:
-    """The active path, root first, each entry marked `diverged` (as `forest log --json`)."""
-    return call.forest.log_document(p.session_id)  # type: ignore[return-value]
+class LogParams(Params):
+    session_id: Id
+    # Only the last `limit` entries of the path (read in time proportional to it).
+    limit: Annotated[int, Meta(ge=1)] | None = None
+
+
+@method("sessions/log", LogParams, list[LogEntryJson], "read")
+def log(call: Call, p: LogParams) -> list[LogEntryJson]:
+    """The active path (its last `limit` entries), root first, each entry marked
+    `diverged` (as `forest log --json`)."""
+    return call.forest.log_document(p.session_id, p.limit)  # type: ignore[return-value]
 
 
 class SnapshotParams(Params):

@@ -375,7 +375,10 @@ def test_existing_forest_session_is_unchanged(tmp_path: Path) -> None:
     entries_sql = (
         "SELECT * FROM session_entries WHERE session_id = 'forest-native' ORDER BY sequence"
     )
-    head_sql = "SELECT * FROM session_heads WHERE session_id = 'forest-native'"
+    head_sql = (
+        "SELECT session_id, active_entry_id, updated_at FROM session_heads "
+        "WHERE session_id = 'forest-native'"
+    )
     session_sql = (
         "SELECT id, title, harness, cwd, created_at FROM sessions WHERE id = 'forest-native'"
     )

@@ -1,5 +1,6 @@
-"""The index stays in step with the store: same transaction as the append,
-backfilled by its migration, digests updated as chats change."""
+"""The index stays in step with the store: caught up (in one transaction) before
+a search reads, never holding a row of an append that failed, backfilled by its
+migration, digests updated as chats change."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 
 from sessionforest import Forest, HeadMoved, StoreIOError
 from sessionforest.kinds import CONVERSATIONAL_KINDS, LEGACY_KINDS
-from sessionforest.store.sqlite import migrations
-from sessionforest.store.sqlite import store as forest_module
-from sessionforest.store.sqlite.search import schema
+from sessionforest.store.sqlite import migrations, paths
+from sessionforest.store.sqlite.search import catchup, schema
+
+from .conftest import indexed
 
 V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 
@@ -26,6 +28,7 @@ def text(body: str) -> dict[str, Any]:
 
 
 def fts_rows(path: Path) -> list[tuple[str, str]]:
+    indexed(path)
     with closing(sqlite3.connect(path)) as conn:
         return conn.execute(
             "SELECT session_id, text FROM session_entry_fts ORDER BY rowid"
@@ -33,6 +36,7 @@ def fts_rows(path: Path) -> list[tuple[str, str]]:
 
 
 def digest(path: Path, sid: str) -> tuple[str, str, str, str]:
+    indexed(path)
     with closing(sqlite3.connect(path)) as conn:
         row = conn.execute(
             "SELECT title, first_message, first_reply, summary FROM chat_digest_fts "
@@ -53,8 +57,8 @@ def test_a_failed_append_leaves_no_index_row(
     sid = forest.create_session("t")
     forest.append(sid, "user.message", text("first words"))
     before = fts_rows(forest.path)
-    # Fail the append after its entry row (and so the trigger) was written.
-    monkeypatch.setattr(forest_module, "UPSERT_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?)")
+    # Fail the append after its entry row (and so the pending trigger) was written.
+    monkeypatch.setattr(paths, "SET_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?)")
     with pytest.raises(StoreIOError, match="no_such_table"):
         forest.append(sid, "user.message", text("quince jelly"))
     monkeypatch.undo()
@@ -75,8 +79,14 @@ def test_a_rolled_back_raw_insert_leaves_no_index_row(forest: Forest) -> None:
             "VALUES ('x', ?, NULL, 1, 2, 'user.message', ?, 'context', 't')",
             (sid, '{"content": [{"type": "text", "text": "gooseberry"}]}'),
         )
+        assert conn.execute("SELECT * FROM search_pending").fetchall() == [(sid, 1)]
+        # Caught up inside the writer's transaction, the row is indexed there...
+        catchup.catch_up(conn)
         assert conn.execute("SELECT count(*) FROM session_entry_fts").fetchone() == (1,)
         conn.execute("ROLLBACK")
+    # ...and rolls back with it, the pending note included.
+    with closing(sqlite3.connect(forest.path)) as conn:
+        assert conn.execute("SELECT count(*) FROM search_pending").fetchone() == (0,)
     assert fts_rows(forest.path) == []
 
 

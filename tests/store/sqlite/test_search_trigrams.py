@@ -12,16 +12,16 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from sessionforest import Forest, StoreIOError
 from sessionforest.scripts import spaceless
-from sessionforest.store.sqlite import migrations
-from sessionforest.store.sqlite import store as forest_module
+from sessionforest.store.sqlite import migrations, paths
 from sessionforest.store.sqlite.search import grams
 from sessionforest.store.sqlite.search.grams import excerpt
 
-from .conftest import NOW
+from .conftest import NOW, indexed, raw_append
 
 
 def text(body: str) -> dict[str, Any]:
@@ -38,6 +38,7 @@ def chat(forest: Forest, title: str, messages: list[str]) -> str:
 
 
 def grams_rows(path: Path) -> list[tuple[int, str]]:
+    indexed(path)
     with closing(sqlite3.connect(path)) as conn:
         return conn.execute("SELECT rowid, text FROM session_entry_grams ORDER BY rowid").fetchall()
 
@@ -53,6 +54,7 @@ def test_only_text_in_spaceless_scripts_is_indexed_by_trigrams(forest: Forest) -
         {"content": [{"type": "thinking", "thinking": "想一想"}, {"type": "text", "text": "ok"}]},
     )
     assert [t for _, t in grams_rows(forest.path)] == ["one word of 中文 inside  "]
+    indexed(forest.path)
     with closing(sqlite3.connect(forest.path)) as conn:
         assert conn.execute("SELECT count(*) FROM chat_digest_grams").fetchone() == (0,)
 
@@ -78,9 +80,7 @@ def test_a_failed_append_leaves_no_trigram_row_and_a_committed_one_is_found_at_o
         forest.append(sid, "user.message", text("第一条消息"))
         assert [h.sequence for h in other.search_session_entries(sid, "消息")] == [1]
         before = grams_rows(forest.path)
-        monkeypatch.setattr(
-            forest_module, "UPSERT_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?)"
-        )
+        monkeypatch.setattr(paths, "SET_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?)")
         with pytest.raises(StoreIOError):
             forest.append(sid, "user.message", text("失败的追加"))
         monkeypatch.undo()
@@ -100,8 +100,8 @@ def test_the_migration_indexes_cjk_entries_already_stored(
         )
         with Forest.open(path, clock=lambda: NOW) as old:
             sid = old.create_session("数据库迁移")
-            old.append(sid, "user.message", text("我们的数据库很慢"))
-            old.append(sid, "assistant.message", text("plain reply"))
+        raw_append(path, sid, "user.message", orjson.dumps(text("我们的数据库很慢")).decode())
+        raw_append(path, sid, "assistant.message", orjson.dumps(text("plain reply")).decode())
     with Forest.open(path, clock=lambda: NOW) as new:
         assert [h.sequence for h in new.search_session_entries(sid, "数据库")] == [1]
         result = new.search_chats("迁移", now=NOW)
@@ -117,6 +117,7 @@ def test_a_renamed_chat_gets_a_trigram_digest_of_its_title_and_opening(forest: F
     forest.append(sid, "compaction", {"summary": "讨论了缓存策略"})
     with closing(sqlite3.connect(forest.path)) as conn, conn:
         conn.execute("UPDATE sessions SET title = '缓存讨论' WHERE id = ?", (sid,))
+    indexed(forest.path)
     with closing(sqlite3.connect(forest.path)) as conn:
         row = conn.execute(
             "SELECT title, first_message, first_reply, summary FROM chat_digest_grams "

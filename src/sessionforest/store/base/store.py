@@ -95,8 +95,9 @@ class Store(Protocol):
 
     def entry(self, session_id: str, entry_id: str) -> Entry: ...
 
-    def active_path(self, session_id: str) -> list[Entry]:
-        """Root to head; damage checked by `rules.reading.ordered_path`."""
+    def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]:
+        """Root to head; damage checked by `rules.reading.path_of`. `limit`: only the
+        last `limit` entries (the head's), read in time proportional to `limit`."""
         ...
 
     def entries(self, session_id: str) -> list[Entry]: ...

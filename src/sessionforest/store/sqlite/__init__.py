@@ -9,15 +9,17 @@ search components the importers and the search funnel use.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import ForestError
 from .bulk import SQLiteBulk
-from .connection import DURABILITY, default_path, open_store
+from .connection import DURABILITY, default_path, open_store, transaction
 from .database import Database
-from .search import SQLiteSearch
+from .search import SQLiteSearch, catchup
 from .store import SQLiteStore
 from .trees import SQLiteTrees
 
@@ -41,14 +43,51 @@ class SQLiteBackend:
         return str(self.path)
 
     def close(self) -> None:
-        self.db.close()
+        # A writer leaves nothing pending behind it where it can help it: a reader
+        # that opens the file immutable (no other connection) cannot index.
+        try:
+            if self.db.writer is not None:
+                self.catch_up()
+        except (ForestError, sqlite3.Error):
+            pass  # still pending: the next search indexes it
+        finally:
+            self.db.close()
 
     @contextmanager
     def search(self) -> Iterator[SQLiteSearch]:
         """A `SearchIndex` over one read snapshot (reads on this thread inside the
-        block, the store's included, see the same snapshot)."""
+        block, the store's included, see the same snapshot). Entries appended since
+        the last search are indexed first, in one write transaction (catchup.py), so
+        the snapshot holds every append acknowledged before the search began."""
+        self.catch_up()
         with self.db.read() as conn:
             yield SQLiteSearch(conn)
+
+    def catch_up(self) -> int:
+        """Index whatever appends left pending (see search/catchup.py); returns how many
+        sessions had entries waiting. A store opened read-only on request indexes
+        through a short-lived writer connection when its file may be written; one
+        that cannot write (a read-only file, or read immutable because no other
+        connection had it open) searches what its writers indexed: every writer
+        catches up as it closes, so only one killed mid-session leaves entries
+        that wait for the next writable search."""
+        db = self.db
+        if db.held() is not None:
+            return 0  # inside a transaction of this thread: it reads what it has
+        with db.read() as conn:
+            if not catchup.pending(conn):
+                return 0
+        if db.writer is not None:
+            with db.write() as conn:
+                return catchup.catch_up(conn)
+        writer = db.index_writer()
+        if writer is None:
+            return 0
+        try:
+            with transaction(writer, db.path, None):
+                return catchup.catch_up(writer)
+        finally:
+            writer.close()
 
 
 def open_sqlite(

@@ -37,7 +37,7 @@ from ...model import (
 from . import integrity, transfer
 from .connection import driver_error
 from .rows import BAD_PARENT, BRANCHES, INSERT_SESSION, UPSERT_HEAD, insert_entries
-from .search import large
+from .search import catchup, large
 
 BATCH = 1000
 RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
@@ -94,6 +94,7 @@ class SQLiteBulk:
             writer = SQLiteChatWriter(conn, spec, source, last, created_at)
             yield writer
             entries, branches = writer.finish()
+            catchup.catch_up(conn)  # an import indexes its chat in its own transaction
             if state is None or (
                 writer.title,
                 writer.summary,
@@ -219,16 +220,15 @@ class SQLiteChatWriter:
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
         body = payload_text(kind, payload)
-        text = large.entry_text(kind, payload) if large.is_large(body) else None
-        row = _Row(entry_id, parent, kind, body, vis, created_at, line, source, text)
+        row = _Row(entry_id, parent, kind, body, vis, created_at, line, source)
         queued = self._batch.get(entry_id)
         if queued is not None:
             self._same(queued, row, queued.line)  # the file repeats a line: identical is harmless
             return
         self._batch[entry_id] = row
         self._remember(entry_id, line)
-        if len(self._batch) >= BATCH or text is not None:
-            self.flush()  # a large row goes at once: its text is not kept waiting
+        if len(self._batch) >= BATCH or large.is_large(body):
+            self.flush()  # a large row goes at once: its payload is not kept waiting
 
     def seen(self, entry_id: str) -> bool:
         """Whether this import already added `entry_id` (queued, written, or found stored).
@@ -305,8 +305,6 @@ class SQLiteChatWriter:
                 version = CURRENT_SCHEMA_VERSION
                 fresh.append((row.id, sid, row.parent, self._next, version, row.kind,
                               row.payload, row.visibility, row.created_at, None))  # fmt: skip
-                if row.text is not None:
-                    self._insert(fresh, row.text)
                 self._next += 1
             elif old[6] != sid:
                 subject = row.source or "a record"
@@ -319,7 +317,7 @@ class SQLiteChatWriter:
             else:
                 written = old[7] > self._base  # by this import, from an earlier line
                 earlier = self._young.get(row.id, self._old.get(row.id)) if written else None
-                stored_row = _Row(old[0], old[1], old[2], old[3], old[4], old[5], None, None, None)
+                stored_row = _Row(old[0], old[1], old[2], old[3], old[4], old[5], None, None)
                 self._same(stored_row, row, earlier, before=not written)
                 confirmed.append((row.id,))
         if confirmed:
@@ -330,10 +328,10 @@ class SQLiteChatWriter:
             self.unchanged += len(confirmed)
         self._insert(fresh)
 
-    def _insert(self, rows: list[tuple[Any, ...]], text: str | None = None) -> None:
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         if rows:
             self.added += len(rows)
-            insert_entries(self._conn, rows, text)
+            insert_entries(self._conn, rows)
 
     def finish(self) -> tuple[int, int]:
         """Flush, check parents and set the head; returns (entries, branches)."""
@@ -370,8 +368,7 @@ class SQLiteChatWriter:
 
 
 class _Row(NamedTuple):
-    """One queued entry: its columns, the source line and record, and (large payloads
-    only) its searchable text for `large.index_large`."""
+    """One queued entry: its columns, the source line and record."""
 
     id: str
     parent: str | None
@@ -381,7 +378,6 @@ class _Row(NamedTuple):
     created_at: str
     line: int | None
     source: str | None
-    text: str | None
 
 
 # What a conflict is about, in the words a user reads it in; the values of

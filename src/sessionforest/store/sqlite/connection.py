@@ -168,6 +168,10 @@ class Opened:
     migrated: list[str]
     # Opens one more connection to the same file, the same way (readers of a pool).
     connect: Callable[[], sqlite3.Connection]
+    # A store opened read-only on request whose file is writable and read live (not
+    # immutable): opens a writer connection, for the one write such an opener makes,
+    # indexing appends other writers left pending (search/catchup.py).
+    index_writer: Callable[[], sqlite3.Connection] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -264,6 +268,8 @@ def open_store(
             os.close(lock)
         raise StoreUnreadable(where, str(exc)) from exc
     opened = Opened(conn, why, lock, [], connect)
+    if readonly and lock is None and exists and _writable(target):
+        opened.index_writer = functools.partial(_connect, target, False, busy_timeout_ms)
     try:
         foreign = migrations.not_a_store(conn, empty_ok=not as_reader)
         if foreign is not None:

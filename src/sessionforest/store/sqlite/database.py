@@ -118,6 +118,12 @@ class Database:
 
     # --- life ----------------------------------------------------------------------
 
+    def index_writer(self) -> sqlite3.Connection | None:
+        """A writer connection for a store opened read-only on request, if its file may
+        be written (see connection.Opened.index_writer); the caller closes it."""
+        connect = self._opened.index_writer
+        return connect() if connect is not None else None
+
     def close(self) -> None:
         with self._pool_lock:
             self._closed = True

@@ -12,6 +12,7 @@ import sqlite3
 from ...errors import SessionDamaged
 from ...model import CheckReport, Problem
 from ...rules import integrity as rules
+from . import paths
 from .migrations import ADOPTION_REFUSED
 
 # The readable versions as an SQL list (bulk.py refuses to write below others).
@@ -73,6 +74,7 @@ def scan(conn: sqlite3.Connection, session_id: str | None = None) -> CheckReport
         for sid, has_row, head, owner in conn.execute(query, params)
     }
     problems.extend(rules.head_problems(heads, counts))
+    problems.extend(paths.problems(conn, session_id))
     return rules.report(problems, len(counts.keys() | heads.keys()), entries)
 
 

@@ -379,6 +379,38 @@ def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
     _run(conn, *ddl.SMALL_PAYLOAD_TRIGGERS)
 
 
+@migration
+def search_index_deferred(conn: sqlite3.Connection) -> None:
+    # The full-text index leaves the append's transaction: the entry triggers
+    # move, unchanged in body, onto the empty view search_feed, and one small
+    # trigger notes each session's first entry not yet indexed; a search feeds
+    # those entries through the view first (search/catchup.py). Every entry
+    # stored so far was indexed by the old triggers: nothing is pending.
+    from .frozen import search_index_deferred as ddl
+
+    _run(conn, *ddl.DROP_ENTRY_TRIGGERS, *ddl.CREATE_FEED, *ddl.FEED_TRIGGERS)
+
+
+@migration
+def session_paths(conn: sqlite3.Connection) -> None:
+    # The active path, materialised as the head moves (store/sqlite/paths.py):
+    # rows 0..path_length-1 of a session are its root-to-head entries when
+    # path_tip is its head; any other writer leaves path_tip behind, and then
+    # reads walk the parent links as before until the next append re-materialises.
+    _run(
+        conn,
+        "ALTER TABLE session_heads ADD COLUMN path_tip TEXT",
+        "ALTER TABLE session_heads ADD COLUMN path_length INTEGER",
+        """CREATE TABLE session_paths (
+            session_id TEXT NOT NULL,
+            depth INTEGER NOT NULL,
+            entry_id TEXT NOT NULL,
+            PRIMARY KEY (session_id, depth)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX session_paths_entry ON session_paths(entry_id)",
+    )
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 

@@ -13,7 +13,7 @@ import sqlite3
 from ...errors import UnknownSession
 from ...model import RepairAction, RepairReport, Unrepaired
 from ...rules import integrity as rules
-from . import integrity
+from . import integrity, paths
 
 # Row, quarantine and head in one snapshot (inside repair's write transaction).
 SESSION_STATE = """
@@ -66,6 +66,9 @@ def repair_session(conn: sqlite3.Connection, session_id: str, now: str) -> Repai
     if move is not None:
         conn.execute(SET_HEAD, (session_id, move[0], now))
         actions.append(move[1])
+    if paths.problems(conn, session_id):
+        conn.execute(paths.FORGET, (session_id,))
+        actions.append(rules.FORGOT_PATH)
     report = integrity.scan(conn, session_id)
     unrepaired = tuple(
         Unrepaired(p, rules.WHY.get(p.code, "repair cannot fix this")) for p in report.problems

@@ -1,8 +1,8 @@
 """The SQL that writes entry, session and head rows, shared by every SQLite writer.
 
 One statement each, so an append, an importer's chat and a restored session
-store their rows the same way; `insert_entries` is the one place a bulk write
-hands a large payload to the search index (see search/large.py).
+store their rows the same way. None of them indexes: the `search_entry_pending`
+trigger notes what the next catch-up indexes (search/catchup.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import sqlite3
 from typing import Any, TypeVar
 
 from . import integrity
-from .search import large
 
 Row = TypeVar("Row", bound=tuple[Any, ...])
 
@@ -51,13 +50,9 @@ ORDER BY c.sequence LIMIT 1
 """
 
 
-def insert_entries(conn: sqlite3.Connection, rows: list[Row], text: str | None = None) -> None:
-    """Insert `rows` (INSERT_ENTRY's columns) and empty the list. `text`: the searchable
-    text of the last row, whose payload is large: indexed right after its insert."""
+def insert_entries(conn: sqlite3.Connection, rows: list[Row]) -> None:
+    """Insert `rows` (INSERT_ENTRY's columns) and empty the list."""
     conn.executemany(INSERT_ENTRY, rows)
-    if text is not None:
-        last = rows[-1]
-        large.index_large(conn, last[1], last[3], last[5], text)
     rows.clear()
 
 

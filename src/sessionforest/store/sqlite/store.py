@@ -39,11 +39,14 @@ from ..base import (
     Stamping,
     Unset,
 )
-from . import integrity
+from . import integrity, paths
 from .database import Database
 from .repair import repair_session
-from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY, UPSERT_HEAD
-from .search import large
+from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY
+from .search import catchup
+
+# No tail: the whole path (bounds the walk by the session's entry count only).
+WHOLE = 1 << 62
 
 # One round trip gathers everything an append must check: the session (and
 # its quarantine), the head, the next sequence, the owner and schema version
@@ -53,7 +56,7 @@ from .search import large
 APPEND_STATE = """
 SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       p.session_id, p.semantic_schema_version, s.cwd
+       p.session_id, p.semantic_schema_version, s.cwd, h.path_tip, h.path_length
 FROM sessions s
 LEFT JOIN session_heads h ON h.session_id = s.id
 LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
@@ -65,9 +68,10 @@ INSERT_SESSION = (
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 
+# The walk, for a path not materialised (paths.py) or not to be trusted.
 # Carries every column through the recursion so each step is one primary-key
-# lookup. The depth bound (the session's entry count) turns a corrupt cycle
-# into a finite, detectable result instead of an endless query. No ORDER BY:
+# lookup. The depth bound (the session's entry count, or a tail's length less
+# one) turns a corrupt cycle into a finite, detectable result. No ORDER BY:
 # the recursion queue is FIFO, so rows come head-first and the reader reverses
 # them (checked via the depth column) instead of SQLite sorting them.
 ACTIVE_PATH = f"""
@@ -78,13 +82,14 @@ WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
     SELECT e.id, e.session_id, e.parent_entry_id, e.sequence, e.semantic_schema_version,
            e.kind, e.payload, e.context_visibility, e.created_at, e.stamp, path.depth + 1
     FROM session_entries e JOIN path ON e.id = path.parent_entry_id
-    WHERE path.depth < (SELECT MAX(sequence) FROM session_entries WHERE session_id = :sid)
+    WHERE path.depth
+          < MIN(:stop, (SELECT MAX(sequence) FROM session_entries WHERE session_id = :sid))
 )
 SELECT {ENTRY_COLUMNS}, depth FROM path
 """
 
 HEAD_STATE = """
-SELECT s.quarantine, h.active_entry_id
+SELECT s.quarantine, h.active_entry_id, h.path_tip, h.path_length
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id WHERE s.id = ?
 """
 
@@ -170,6 +175,10 @@ class SQLiteStore:
         self.location = str(db.path)
         self.readonly_why = db.readonly_why
         self.migrated = db.migrated
+        # Entries this process appended since it last indexed (search/catchup.py): every
+        # catchup.EVERY of them, an append indexes what is pending in its own
+        # transaction, which bounds what a search must index before it reads.
+        self._unindexed = 0
 
     def close(self) -> None:
         self._db.close()
@@ -181,12 +190,16 @@ class SQLiteStore:
 
     def _readable(self, conn: sqlite3.Connection, session_id: str) -> str | None:
         """The session's head; raises if the session is unknown or quarantined."""
+        return self._head_state(conn, session_id)[1]  # type: ignore[no-any-return]
+
+    def _head_state(self, conn: sqlite3.Connection, session_id: str) -> tuple[Any, ...]:
+        """(quarantine, head, path tip, path length); raises like `_readable`."""
         row = conn.execute(HEAD_STATE, (session_id,)).fetchone()
         if row is None:
             raise UnknownSession(session_id)
         if row[0] is not None:
             raise SessionQuarantined(session_id, row[0])
-        return row[1]  # type: ignore[no-any-return]
+        return row  # type: ignore[no-any-return]
 
     # --- sessions ----------------------------------------------------------------
 
@@ -260,7 +273,15 @@ class SQLiteStore:
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            return self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
+            done = self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
+            self._index_now_and_then(cursor, len(items))
+            return done
+
+    def _index_now_and_then(self, cursor: sqlite3.Cursor, added: int) -> None:
+        self._unindexed += added
+        if self._unindexed >= catchup.EVERY:
+            catchup.catch_up(cursor.connection)
+            self._unindexed = 0
 
     def _append_in(
         self,
@@ -274,8 +295,13 @@ class SQLiteStore:
     ) -> Appended:
         """One append inside the caller's write transaction."""
         row = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
-        state = AppendState(*row) if row is not None else None
+        state = AppendState(*row[:6]) if row is not None else None
         below, sequence = append_rules.checked(state, session_id, parent, expect_head)
+        assert row is not None and state is not None  # checked() raised otherwise
+        tip, length = row[6], row[7]
+        if below is None or tip is None or tip != state.head or below != tip:
+            # A branch, a first entry or a path not materialised: reach `below` first.
+            length = paths.reach(conn, session_id, below, tip, state.head, length)
         text = stamping.text
         restamp = stamping.restamp
         if restamp is not None and state is not None and state.cwd != stamping.cwd:
@@ -288,12 +314,13 @@ class SQLiteStore:
                 (item.id, session_id, link, sequence, 2, item.kind, item.body,
                  item.visibility, item.created_at, text),
             )  # fmt: skip
-            if large.is_large(item.body):
-                body_text = large.entry_text(item.kind, item.payload)
-                large.index_large(conn.connection, session_id, sequence, item.kind,
-                                  body_text)  # fmt: skip
             link, sequence = item.id, sequence + 1
-        conn.execute(UPSERT_HEAD, (session_id, link, now))
+        if length is None:
+            # The path below could not be built (damage): left stale, reads walk.
+            conn.execute(paths.SET_HEAD, (session_id, link, now, None, None))
+        else:
+            paths.extend(conn, session_id, length, [item.id for item in items])
+            conn.execute(paths.SET_HEAD, (session_id, link, now, link, length + len(items)))
         return Appended(below, first, text)
 
     def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
@@ -314,13 +341,14 @@ class SQLiteStore:
                     cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
                 cursor.execute("RELEASE one_append")
+            self._index_now_and_then(cursor, len(group))
         return results
 
     def move_head(
         self, session_id: str, entry_id: str, expect_head: str | Unset | None, now: str
     ) -> None:
         with self._db.write() as conn:
-            head = self._readable(conn, session_id)
+            _, head, tip, length = self._head_state(conn, session_id)
             owner = conn.execute(
                 "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
             ).fetchone()
@@ -330,7 +358,9 @@ class SQLiteStore:
                 raise ForeignEntry(entry_id, session_id, owner[0])
             if expect_head is not UNSET and head != expect_head:
                 raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-            conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
+            reached = paths.reach(conn, session_id, entry_id, tip, head, length)
+            done = entry_id if reached is not None else None
+            conn.execute(paths.SET_HEAD, (session_id, entry_id, now, done, reached))
 
     # --- reading -----------------------------------------------------------------
 
@@ -350,11 +380,20 @@ class SQLiteStore:
             raise ForeignEntry(entry_id, session_id, row[1])
         return reading.entry_of(row)
 
-    def active_path(self, session_id: str) -> list[Entry]:
+    def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]:
         with self._db.read() as conn:
-            head = self._readable(conn, session_id)
-            rows = conn.execute(ACTIVE_PATH, {"sid": session_id}).fetchall()
-        return reading.path_of(session_id, head, rows)
+            _, head, tip, length = self._head_state(conn, session_id)
+            if head is not None and tip == head and length:
+                # Materialised (paths.py): one ordered range, checked link by link.
+                low = 0 if limit is None else max(0, length - limit)
+                args = {"sid": session_id, "low": low, "top": length - 1}
+                rows = conn.execute(paths.ROWS, args).fetchall()
+                if paths.trusted(session_id, head, rows, low == 0, length - low):
+                    return reading.path_of(session_id, head, rows, whole=low == 0)
+            stop = WHOLE if limit is None else limit - 1
+            rows = conn.execute(ACTIVE_PATH, {"sid": session_id, "stop": stop}).fetchall()
+        whole = limit is None or len(rows) < limit
+        return reading.path_of(session_id, head, rows, whole=whole)
 
     def entries(self, session_id: str) -> list[Entry]:
         return self._rows(BY_SEQUENCE, session_id, (session_id,))

@@ -11,8 +11,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 
-import orjson
-
 from ...errors import (
     ImportRejected,
     SessionExists,
@@ -23,7 +21,7 @@ from ...errors import (
 from ...model import SUPPORTED_SCHEMA_VERSIONS, StoredEntry, StoredSession
 from .integrity import READABLE
 from .rows import BAD_PARENT, ENTRY_COLUMNS, INSERT_SESSION, UPSERT_HEAD, insert_entries
-from .search import large
+from .search import catchup, large
 
 BATCH = 2000
 STREAM = 1000  # rows fetched at a time by `stored_entries`
@@ -98,14 +96,9 @@ def restore(
         ):
             raise ImportRejected(source, where(count), _misplaced(entry, sid, count), entry.id)
         batch.append(entry)
-        if large.is_large(entry.payload):
-            # A row carries stored JSON only, so its text is parsed out here (native
-            # import lets its own parse go first: one copy of the payload at a time).
-            text = large.entry_text(entry.kind, orjson.loads(entry.payload))
-            _insert(conn, batch, text, source, where)
-        elif len(batch) >= BATCH:
-            _insert(conn, batch, None, source, where)
-    _insert(conn, batch, None, source, where)
+        if len(batch) >= BATCH or large.is_large(entry.payload):
+            _insert(conn, batch, source, where)  # a large row goes at once
+    _insert(conn, batch, source, where)
     _check_parents(conn, sid, source, where)
     head = session.head
     if head is not None:
@@ -118,20 +111,20 @@ def restore(
         raise ImportRejected(source, where(0), "header head is null but the file has entries")
     if session.head_moved_at is not None:
         conn.execute(UPSERT_HEAD, (sid, head, session.head_moved_at))
+    catchup.catch_up(conn)  # indexed in the restore's own transaction
     return count
 
 
 def _insert(
     conn: sqlite3.Connection,
     batch: list[StoredEntry],
-    text: str | None,
     source: str,
     where: Locate,
 ) -> None:
     if not batch:
         return
     try:
-        insert_entries(conn, batch, text)
+        insert_entries(conn, batch)
     except sqlite3.IntegrityError as exc:
         raise _duplicate(conn, batch, source, where) from exc
 

@@ -1,0 +1,154 @@
+"""The two hot paths' promises, whatever a backend keeps to make them fast.
+
+Loading: the active path (whole, or its last N entries) is always the walk of
+parent links up from the head, after any mix of appends, branches and head
+moves. Finding: a search issued after an append was acknowledged finds it, in
+this process or another, and an append that failed is never found.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from conformance.backends import Harness
+from sessionforest import Forest, HeadMoved, InvalidArgument
+from sessionforest.model import Entry
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def walk(forest: Forest, sid: str) -> list[str]:
+    """The path by parent links from the head, root first, from `entries` alone."""
+    parents = {e.id: e.parent_id for e in forest.entries(sid)}
+    node = forest.head(sid)
+    path: list[str] = []
+    while node is not None:
+        path.append(node)
+        node = parents[node]
+    return path[::-1]
+
+
+def ids(entries: list[Entry]) -> list[str]:
+    return [e.id for e in entries]
+
+
+def test_the_path_is_the_parent_walk_after_any_appends_branches_and_moves(
+    forest: Forest,
+) -> None:
+    rng = random.Random("paths")
+    sid = forest.create_session("paths")
+    stored: list[str] = []
+    for step in range(300):
+        roll = rng.random()
+        if stored and roll < 0.15:
+            forest.move_head(sid, rng.choice(stored))  # anywhere: back, forward, across
+        elif stored and roll < 0.3:
+            parent = rng.choice(stored)  # a branch below any entry
+            stored.append(forest.append(sid, "user.message", user(f"b{step}"), parent=parent).id)
+        else:
+            stored.append(forest.append(sid, "user.message", user(f"s{step}")).id)
+        if step % 10 == 0 or roll < 0.3:
+            expected = walk(forest, sid)
+            assert ids(forest.active_path(sid)) == expected
+            for limit in (1, 2, 7, len(expected), len(expected) + 5):
+                assert ids(forest.active_path(sid, limit=limit)) == expected[-limit:]
+    assert ids(forest.active_path(sid)) == walk(forest, sid)
+
+
+def test_a_tail_is_the_last_entries_of_the_path_in_order(forest: Forest) -> None:
+    sid = forest.create_session("tail")
+    made = [forest.append(sid, "user.message", user(f"m{i}")).id for i in range(50)]
+    assert ids(forest.active_path(sid, limit=5)) == made[-5:]
+    assert ids(forest.active_path(sid, limit=50)) == made
+    assert ids(forest.active_path(sid, limit=500)) == made
+    forest.move_head(sid, made[9])
+    assert ids(forest.active_path(sid, limit=3)) == made[7:10]
+    branch = forest.append(sid, "user.message", user("other way"))
+    assert ids(forest.active_path(sid, limit=3)) == [made[8], made[9], branch.id]
+    forest.move_head(sid, made[-1])  # back to the old tip: the old path again
+    assert ids(forest.active_path(sid)) == made
+
+
+def test_a_tail_limit_below_one_is_refused(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", user("x"))
+    with pytest.raises(InvalidArgument, match="limit"):
+        forest.active_path(sid, limit=0)
+
+
+def test_an_empty_session_has_an_empty_path_and_tail(forest: Forest) -> None:
+    sid = forest.create_session("empty")
+    assert forest.active_path(sid) == []
+    assert forest.active_path(sid, limit=3) == []
+
+
+def test_a_search_right_after_an_append_finds_it(forest: Forest) -> None:
+    sid = forest.create_session("fresh words")
+    for i in range(200):
+        forest.append(sid, "user.message", user(f"filler {i}"))
+        if i % 50 == 49:
+            forest.append(sid, "user.message", user(f"quokka{i}"))
+            hits = forest.search_session_entries(sid, f"quokka{i}")
+            assert [h.session_id for h in hits] == [sid]
+            assert [h.session_id for h in forest.search_chats(f"quokka{i}").hits] == [sid]
+
+
+def test_a_failed_append_is_never_found(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    first = forest.append(sid, "user.message", user("first"))
+    with pytest.raises(HeadMoved):
+        forest.append(sid, "user.message", user("marmalade"), expect_head="nope")
+    assert forest.search_session_entries(sid, "marmalade") == []
+    assert forest.search_chats("marmalade").hits == ()
+    assert ids(forest.active_path(sid)) == [first.id]
+
+
+# Opens the store, appends one entry with a unique word and prints its id: the
+# append is acknowledged once the line is read.
+APPEND_ONE = r"""
+import sys
+from sessionforest import Forest
+
+location, sid, word = sys.argv[1:4]
+with Forest.open(location) as forest:
+    for i in range(int(sys.argv[4])):
+        forest.append(sid, "user.message", {"content": [{"type": "text", "text": f"pad {i}"}]})
+    entry = forest.append(sid, "user.message", {"content": [{"type": "text", "text": word}]})
+    print(entry.id, flush=True)
+    sys.stdin.readline()  # stay open until told: nothing is done at close
+"""
+
+
+@pytest.mark.needs("processes")
+def test_another_process_finds_an_acknowledged_append_at_once(harness: Harness) -> None:
+    with harness.fresh() as forest:
+        sid = forest.create_session("from afar")
+    location = harness.location(forest)
+    with harness.open(location) as reader:
+        assert reader.search_session_entries(sid, "wombat") == []  # opened before it
+        proc = subprocess.Popen(
+            [sys.executable, "-c", APPEND_ONE, location, sid, "wombat", "300"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdin is not None
+        try:
+            entry_id = proc.stdout.readline().strip()
+            assert entry_id
+            # The writer is still open: whatever it defers, the search does first.
+            hits = reader.search_session_entries(sid, "wombat")
+            assert [h.entry_id for h in hits] == [entry_id]
+            assert [h.session_id for h in reader.search_chats("wombat").hits] == [sid]
+            assert ids(reader.active_path(sid, limit=1)) == [entry_id]
+        finally:
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            assert proc.wait(timeout=60) == 0

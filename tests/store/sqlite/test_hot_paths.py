@@ -1,0 +1,214 @@
+"""How SQLite keeps the hot paths fast: the pending index and the materialised path.
+
+`search_pending` notes what appends have not indexed; a search (or a closing
+writer) feeds it through `search_feed` in one transaction. `session_paths`
+holds the active path as the head moves; `path_tip` says which head it is for.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionforest import Forest
+from sessionforest.store.sqlite.search import catchup
+
+from .conftest import indexed, raw_move
+
+
+def text(body: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": body}]}
+
+
+def rows(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def pending(path: Path) -> list[tuple[Any, ...]]:
+    return rows(path, "SELECT session_id, from_sequence FROM search_pending ORDER BY 1")
+
+
+def materialised(path: Path, sid: str) -> tuple[str | None, list[str]]:
+    [(tip, length)] = rows(
+        path, "SELECT path_tip, path_length FROM session_heads WHERE session_id = ?", sid
+    )
+    ids = rows(
+        path,
+        "SELECT entry_id FROM session_paths WHERE session_id = ? AND depth < ? ORDER BY depth",
+        sid,
+        length or 0,
+    )
+    return tip, [r[0] for r in ids]
+
+
+def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> None:
+    a = forest.create_session("a")
+    b = forest.create_session("b")
+    forest.append(a, "user.message", text("apricot"))
+    forest.append(a, "user.message", text("banana"))
+    forest.append(b, "user.message", text("cherry"))
+    assert pending(forest.path) == sorted([(a, 1), (b, 1)])
+    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(0,)]
+    # The next search indexes both sessions' entries in one go, then reads.
+    assert [h.session_id for h in forest.search_chats("banana").hits] == [a]
+    assert pending(forest.path) == []
+    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(3,)]
+    forest.append(a, "user.message", text("damson"))
+    assert pending(forest.path) == [(a, 3)]  # from the first entry not yet indexed
+
+
+def test_every_so_many_appends_a_writer_indexes_in_the_append(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    for i in range(catchup.EVERY - 1):
+        forest.append(sid, "user.message", text(f"m{i}"))
+    assert pending(forest.path) == [(sid, 1)]
+    forest.append(sid, "user.message", text("the last one"))
+    assert pending(forest.path) == []
+    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(catchup.EVERY,)]
+
+
+def test_a_closing_writer_indexes_what_it_left_pending(tmp_path: Path) -> None:
+    path = tmp_path / "close.db"
+    with Forest.open(path) as forest:
+        sid = forest.create_session("t")
+        forest.append(sid, "user.message", text("elderberry"))
+        assert pending(path) == [(sid, 1)]
+    assert pending(path) == []
+    # An immutable reader (no other connection open) needs nothing pending.
+    with Forest.open(path, readonly=True) as reader:
+        assert [h.session_id for h in reader.search_chats("elderberry").hits] == [sid]
+
+
+def test_a_read_only_opener_indexes_a_live_writers_appends(tmp_path: Path) -> None:
+    path = tmp_path / "live.db"
+    with Forest.open(path) as writer:
+        sid = writer.create_session("t")
+        writer.append(sid, "user.message", text("feijoa"))
+        with Forest.open(path, readonly=True) as reader:
+            assert [h.session_id for h in reader.search_chats("feijoa").hits] == [sid]
+        assert pending(path) == []
+
+
+def test_paths_follow_appends_branches_and_moves(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(6)]
+    assert materialised(forest.path, sid) == (made[-1], made)
+    forest.move_head(sid, made[2])  # back: only the length changes
+    assert materialised(forest.path, sid) == (made[2], made[:3])
+    leftovers = rows(forest.path, "SELECT count(*) FROM session_paths WHERE session_id = ?", sid)
+    assert leftovers == [(6,)]  # rows past the length stay until overwritten
+    other = forest.append(sid, "user.message", text("x"))
+    assert materialised(forest.path, sid) == (other.id, [*made[:3], other.id])
+    forest.move_head(sid, made[-1])  # across to the old branch: walked back to the fork
+    assert materialised(forest.path, sid) == (made[-1], made)
+    low = forest.append(sid, "user.message", text("below the root"), parent=made[0])
+    assert materialised(forest.path, sid) == (low.id, [made[0], low.id])
+
+
+def test_a_head_moved_behind_the_api_leaves_the_path_stale_and_reads_walk(
+    forest: Forest,
+) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        raw_move(conn, sid, made[1])  # as an import or repair moves heads: no path columns
+    assert materialised(forest.path, sid)[0] == made[-1]  # stale: not the head
+    assert [e.id for e in forest.active_path(sid)] == made[:2]
+    assert [e.id for e in forest.active_path(sid, limit=1)] == [made[1]]
+    assert forest.check().ok
+    again = forest.append(sid, "user.message", text("again"))
+    assert materialised(forest.path, sid) == (again.id, [*made[:2], again.id])
+
+
+def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        conn.execute(
+            "UPDATE session_paths SET entry_id = ? WHERE session_id = ? AND depth = 3",
+            (made[0], sid),
+        )
+    # Reads check each row's parent link and walk instead: never a wrong path.
+    assert [e.id for e in forest.active_path(sid)] == made
+    assert [e.id for e in forest.active_path(sid, limit=3)] == made[2:]
+    report = forest.check()
+    assert [(p.code, p.entry_id) for p in report.problems] == [("path-mismatch", made[0])]
+    assert report.quarantined == (sid,)
+    fixed = forest.repair(sid)
+    assert [a.code for a in fixed.actions] == ["dropped-path"]
+    assert fixed.released and forest.check().ok
+    assert materialised(forest.path, sid) == (None, [])
+    assert [e.id for e in forest.active_path(sid)] == made
+    last = forest.append(sid, "user.message", text("on"))
+    assert materialised(forest.path, sid) == (last.id, [*made, last.id])
+    assert forest.check().ok
+
+
+def test_a_migrated_store_materialises_paths_as_they_are_written(tmp_path: Path) -> None:
+    # Sessions from before session_paths have no path: reads walk; the next append stores it.
+    path = tmp_path / "old.db"
+    with Forest.open(path) as forest:
+        sid = forest.create_session("t")
+        made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(3)]
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("UPDATE session_heads SET path_tip = NULL, path_length = NULL")
+        conn.execute("DELETE FROM session_paths")
+    with Forest.open(path) as forest:
+        assert [e.id for e in forest.active_path(sid)] == made
+        nxt = forest.append(sid, "user.message", text("next"))
+    assert materialised(path, sid) == (nxt.id, [*made, nxt.id])
+
+
+# Catches up a store full of pending entries (a search), printing when it starts.
+SEARCHER = r"""
+import sys
+from sessionforest import Forest
+
+with Forest.open(sys.argv[1]) as forest:
+    print("go", flush=True)
+    forest.search_chats("anything")
+    print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_catch_up_killed_midway_leaves_all_or_nothing(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catchup, "EVERY", 10**9)  # the appends below leave all of it pending
+    path = tmp_path / f"kill{seed}.db"
+    forest = Forest.open(path)
+    sid = forest.create_session("t")
+    for i in range(3000):
+        forest.append(sid, "user.message", text(f"word{i} and some filler text to index"))
+    db = forest._backend.db  # type: ignore[attr-defined]
+    db._opened.conn.close()  # leave without the closing writer's catch-up
+    assert pending(path) == [(sid, 1)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SEARCHER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "go"
+    time.sleep(random.Random(seed).uniform(0.0, 0.15))
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    indexed_rows = rows(path, "SELECT count(*) FROM session_entry_fts")[0][0]
+    # One transaction: the note and the whole batch, or neither.
+    assert (pending(path), indexed_rows) in (([(sid, 1)], 0), ([], 3000))
+    indexed(path)
+    assert rows(path, "SELECT count(*) FROM session_entry_fts") == [(3000,)]
+    with Forest.open(path) as again:
+        assert [h.sequence for h in again.search_session_entries(sid, "word2999")] == [3000]
+        assert again.check().ok
