@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, LiteralString, cast
+from typing import Any, LiteralString
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -184,7 +184,7 @@ class Database:
     def execute(self, sql: str, params: Any = None) -> None:
         """One statement in its own write transaction."""
         with self.write() as conn:
-            conn.execute(cast(LiteralString, sql), params)
+            conn.execute(sql, params)
 
     def close(self) -> None:
         self._pool.close()

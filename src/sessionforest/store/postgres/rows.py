@@ -48,7 +48,10 @@ ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_i
 LOCK_SESSION: Final = "SELECT quarantine FROM sessions WHERE id = %s FOR UPDATE"
 
 # Where an id lives when it is not in the session at hand: the error path only.
-OWNER: Final = "SELECT session_id, sequence, semantic_schema_version FROM session_entries WHERE id = %s LIMIT 1"
+OWNER: Final = (
+    "SELECT session_id, sequence, semantic_schema_version FROM session_entries "
+    "WHERE id = %s LIMIT 1"
+)
 
 # The first row written after sequence `base` whose parent is missing, foreign,
 # not earlier, of a newer schema version than the row, or of one this

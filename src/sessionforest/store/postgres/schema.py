@@ -62,7 +62,7 @@ def migration(fn: Migration) -> Migration:
 
 def _run(conn: psycopg.Connection[Any], *statements: str) -> None:
     for sql in statements:
-        conn.execute(sql)  # type: ignore[call-overload]
+        conn.execute(sql)
 
 
 @migration

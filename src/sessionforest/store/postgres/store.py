@@ -62,7 +62,8 @@ SELECT s.quarantine, h.active_entry_id,
        COALESCE(%(parent)s, h.active_entry_id)
 FROM sessions s
 LEFT JOIN session_heads h ON h.session_id = s.id
-LEFT JOIN session_entries p ON p.session_id = s.id AND p.id = COALESCE(%(parent)s, h.active_entry_id)
+LEFT JOIN session_entries p
+       ON p.session_id = s.id AND p.id = COALESCE(%(parent)s, h.active_entry_id)
 WHERE s.id = %(sid)s
 """
 
@@ -325,7 +326,7 @@ class PostgresStore:
     def iter_entries(self, session_id: str, batch: int = 1000) -> Iterator[Entry]:
         with self._db.read() as conn:
             self._readable(conn, session_id)
-            cursor = conn.cursor(name=None)
+            cursor = conn.cursor()
             cursor.execute(BY_SEQUENCE, (session_id,))
             while rows := cursor.fetchmany(batch):
                 yield from reading.entries_of(rows)
@@ -384,7 +385,7 @@ class PostgresStore:
 
     def sessions_in_range(self, low: str, high: str | bytes, limit: int) -> list[tuple[str, str]]:
         with self._db.read() as conn:
-            return [tuple(r) for r in conn.execute(SESSIONS_IN_RANGE, (low, _high(high), limit))]  # type: ignore[misc]
+            return [tuple(r) for r in conn.execute(SESSIONS_IN_RANGE, (low, _high(high), limit))]
 
     def count_sessions_in_range(self, low: str, high: str | bytes) -> int:
         with self._db.read() as conn:
@@ -403,7 +404,7 @@ class PostgresStore:
     ) -> list[tuple[str, int, str]]:
         with self._db.read() as conn:
             rows = conn.execute(ENTRIES_IN_RANGE, (session_id, low, _high(high))).fetchall()
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [tuple(r) for r in rows]
 
     def near_misses(self, session_id: str | None) -> Iterator[str]:
         with self._db.read() as conn:

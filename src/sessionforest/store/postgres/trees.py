@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
-
 import orjson
+import psycopg
 
 from ...errors import (
     ForeignEntry,
@@ -127,7 +126,8 @@ class PostgresTrees:
             if clash is not None:
                 raise InvalidArgument("path", f"{path} is already live workspace {clash[0]}")
             conn.execute(
-                f"INSERT INTO workspaces({WORKSPACE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, NULL)",
+                f"INSERT INTO workspaces({WORKSPACE_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, NULL)",
                 (workspace_id, parent_id, kind, path, branch, now),
             )
 
