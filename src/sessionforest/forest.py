@@ -99,8 +99,8 @@ class Forest(TreeFacade):
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
     ) -> Forest:
-        """Open the store at `path`: a file path or `sqlite:///PATH` (None: `FOREST_DB`,
-        else the user data directory).
+        """Open the store at `path`: a file path, `sqlite:///PATH` or `postgresql://...`
+        (None: `FOREST_DB`, else the user data directory).
 
         Read-write (the default) creates the file when `create` (and, for the
         default store only, its directory), migrates and uses WAL with
@@ -120,6 +120,11 @@ class Forest(TreeFacade):
             busy_timeout_ms=busy_timeout_ms,
         )
         return cls(backend, clock or utc_now)
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages: its file, or its URL without the password."""
+        return self._backend.location
 
     @property
     def readonly(self) -> bool:

@@ -87,6 +87,11 @@ def _create_database(url: str, where: str) -> None:
         raise StoreUnreadable(where, f"cannot create database {name}: {exc}") from exc
 
 
+def _no_database(exc: psycopg.Error) -> bool:
+    # A refused connection carries no SQLSTATE in psycopg; the server's message says it.
+    return exc.sqlstate == "3D000" or ("database" in str(exc) and "does not exist" in str(exc))
+
+
 def open_postgres(
     url: str,
     *,
@@ -104,7 +109,9 @@ def open_postgres(
     where = redacted(url)
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-    except psycopg.errors.InvalidCatalogName as exc:
+    except psycopg.OperationalError as exc:
+        if not _no_database(exc):
+            raise StoreUnreadable(where, str(exc).strip()) from exc
         if readonly or not create:
             raise StoreMissing(where) from exc
         _create_database(url, where)
