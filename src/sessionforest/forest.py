@@ -31,6 +31,7 @@ from .errors import (
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, utc_now
+from .io.copy import CopyReport, copy_store
 from .model import (
     ChatSpec,
     CheckReport,
@@ -501,6 +502,20 @@ class Forest(TreeFacade):
 
         return importers.run(
             self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+        )
+
+    def copy_to(
+        self, target: Forest, progress: Callable[[int, int], None] | None = None
+    ) -> CopyReport:
+        """Copy every session of this store into `target` (any backend to any other):
+        one transaction per session, sessions already there only verified, then every
+        session counted and hashed on both sides (io/copy.py)."""
+        return copy_store(
+            self._store,
+            self._backend.bulk,
+            target._backend.bulk,
+            source_name=self.location,
+            progress=progress,
         )
 
     def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:

@@ -17,6 +17,7 @@ from typing import Any, LiteralString
 
 import psycopg
 from psycopg import errors as pgerrors
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import (
@@ -98,10 +99,11 @@ class Database:
         self.tracer: Tracer | None = None
         self.changes = 0
         self._local = threading.local()
-        options = "-c default_transaction_read_only=on" if readonly_why else None
         kwargs: dict[str, Any] = {"autocommit": True, "cursor_factory": TracingCursor}
-        if options:
-            kwargs["options"] = options
+        if readonly_why:
+            # Added to the URL's own options (a search_path, say), not instead of them.
+            given = conninfo_to_dict(conninfo).get("options") or ""
+            kwargs["options"] = f"{given} -c default_transaction_read_only=on".strip()
         self._pool = ConnectionPool(
             conninfo,
             min_size=MIN_CONNECTIONS,
