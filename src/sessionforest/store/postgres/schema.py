@@ -210,7 +210,7 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
     words = WORDS_OF.format
     _run(
         conn,
-        f"""CREATE TABLE chat_digests (
+        """CREATE TABLE chat_digests (
             session_id TEXT PRIMARY KEY,
             title TEXT NOT NULL DEFAULT '',
             first_message TEXT NOT NULL DEFAULT '',
@@ -219,13 +219,28 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
             first_at TEXT,
             last_at TEXT,
             spaceless BOOLEAN NOT NULL DEFAULT false,
-            words tsvector GENERATED ALWAYS AS (
-                setweight(to_tsvector('{TEXT_CONFIG}', {words(text="title")}), 'A')
-                || setweight(to_tsvector('{TEXT_CONFIG}', {words(text="first_message")}), 'B')
-                || setweight(to_tsvector('{TEXT_CONFIG}', {words(text="summary")}), 'C')
-                || setweight(to_tsvector('{TEXT_CONFIG}', {words(text="first_reply")}), 'D')
-            ) STORED
+            -- Kept by search_digest_words, only when the text changes: the
+            -- activity span changes on every append and must stay a cheap (HOT) update.
+            words tsvector NOT NULL DEFAULT ''
         )""",
+        f"""CREATE FUNCTION forest_digest_words() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title
+               OR NEW.first_message IS DISTINCT FROM OLD.first_message
+               OR NEW.first_reply IS DISTINCT FROM OLD.first_reply
+               OR NEW.summary IS DISTINCT FROM OLD.summary THEN
+                NEW.words :=
+                    setweight(to_tsvector('{TEXT_CONFIG}', {words(text="NEW.title")}), 'A')
+                    || setweight(to_tsvector('{TEXT_CONFIG}',
+                                             {words(text="NEW.first_message")}), 'B')
+                    || setweight(to_tsvector('{TEXT_CONFIG}', {words(text="NEW.summary")}), 'C')
+                    || setweight(to_tsvector('{TEXT_CONFIG}',
+                                             {words(text="NEW.first_reply")}), 'D');
+            END IF;
+            RETURN NEW;
+        END $$""",
+        """CREATE TRIGGER search_digest_words BEFORE INSERT OR UPDATE ON chat_digests
+        FOR EACH ROW EXECUTE FUNCTION forest_digest_words()""",
         "CREATE INDEX chat_digests_words ON chat_digests USING gin (words)",
         "CREATE INDEX chat_digests_grams ON chat_digests USING gin "
         "(lower(title || ' ' || first_message || ' ' || first_reply || ' ' || summary) "
@@ -261,21 +276,25 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
             UPDATE chat_digests d SET
                 first_at = LEAST(d.first_at, x.first_at),
                 last_at = GREATEST(d.last_at, x.last_at),
-                first_message = CASE WHEN d.first_message = '' THEN coalesce(left((
+                first_message = CASE WHEN d.first_message = '' AND x.opening THEN coalesce(left((
                     SELECT a.text FROM added a WHERE a.session_id = d.session_id
                       AND a.kind IN ('user.message', 'user.prompt') AND a.text <> ''
                     ORDER BY a.sequence LIMIT 1), 2000), '') ELSE d.first_message END,
-                first_reply = CASE WHEN d.first_reply = '' THEN coalesce(left((
+                first_reply = CASE WHEN d.first_reply = '' AND x.opening THEN coalesce(left((
                     SELECT a.text FROM added a WHERE a.session_id = d.session_id
                       AND a.kind IN ('assistant.message', 'assistant.text') AND a.text <> ''
                     ORDER BY a.sequence LIMIT 1), 2000), '') ELSE d.first_reply END,
-                summary = coalesce((
+                summary = CASE WHEN x.summarised THEN coalesce((
                     SELECT coalesce(a.text, '') FROM added a WHERE a.session_id = d.session_id
                       AND a.kind IN ('branch.summary', 'checkpoint', 'compaction')
-                    ORDER BY a.sequence DESC LIMIT 1), d.summary),
+                    ORDER BY a.sequence DESC LIMIT 1), d.summary) ELSE d.summary END,
                 spaceless = d.spaceless OR x.spaceless
             FROM (SELECT session_id, min(created_at) AS first_at, max(created_at) AS last_at,
-                         bool_or(spaceless) AS spaceless
+                         bool_or(spaceless) AS spaceless,
+                         bool_or(kind IN ('user.message', 'user.prompt', 'assistant.message',
+                                          'assistant.text') AND text <> '') AS opening,
+                         bool_or(kind IN ('branch.summary', 'checkpoint', 'compaction'))
+                             AS summarised
                   FROM added GROUP BY session_id) x
             WHERE d.session_id = x.session_id;
             RETURN NULL;
@@ -298,7 +317,7 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
             ON CONFLICT (term) DO UPDATE SET docs = digest_terms.docs + 1;
             RETURN NULL;
         END $$""",
-        """CREATE TRIGGER search_digest_changed AFTER INSERT OR UPDATE ON chat_digests
+        """CREATE TRIGGER search_digest_changed AFTER INSERT OR UPDATE OF words ON chat_digests
         FOR EACH ROW EXECUTE FUNCTION forest_digest_changed()""",
     )
 
