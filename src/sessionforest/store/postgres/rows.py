@@ -86,9 +86,12 @@ SELECT COUNT(*) FROM (
 
 
 def searchable(kind: str, payload: Any) -> tuple[str | None, bool]:
-    """(the indexed text, whether it holds spaceless-script text) of a payload."""
-    text = indexed_text(kind, payload)
-    return text, text is not None and spaceless(text)
+    """(the indexed text, whether it holds spaceless-script text) of a payload; an
+    indexed kind without text gets "" (NULL is for rows the database fills in)."""
+    if kind not in INDEXED_KINDS:
+        return None, False
+    text = indexed_text(kind, payload) or ""
+    return text, spaceless(text)
 
 
 def searchable_json(kind: str, body: str) -> tuple[str | None, bool]:

@@ -20,8 +20,10 @@ from typing import Any, Final
 
 import psycopg
 
+from ...entrytext import INDEXED_KINDS
 from ...errors import MigrationError, NotAStore, StoreOutdated, StoreUnreadable
 from ...ids import iso, utc_now
+from ...scripts import SPACELESS_RANGES
 
 Migration = Callable[[psycopg.Connection[Any]], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -53,6 +55,9 @@ TEXT_CONFIG: Final = "forest_text"
 # FTS5's unicode61 splits them ("sqlite3.connect" is two words, not a host).
 WORDS_OF: Final = "regexp_replace(left(coalesce({text}, ''), 200000), '[^[:alnum:]]+', ' ', 'g')"
 # tsvector holds at most 1 MB: the first 200,000 characters of a message are indexed.
+
+# A character of a script written without spaces (sessionforest.scripts), as a regex class.
+SPACELESS_CLASS: Final = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACELESS_RANGES) + "]"
 
 
 def migration(fn: Migration) -> Migration:
@@ -236,6 +241,8 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
                     || setweight(to_tsvector('{TEXT_CONFIG}', {words(text="NEW.summary")}), 'C')
                     || setweight(to_tsvector('{TEXT_CONFIG}',
                                              {words(text="NEW.first_reply")}), 'D');
+                NEW.spaceless := (NEW.title || NEW.first_message || NEW.first_reply
+                                  || NEW.summary) ~ '{SPACELESS_CLASS}';
             END IF;
             RETURN NEW;
         END $$""",
@@ -264,6 +271,59 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
         """CREATE TRIGGER search_session_retitled AFTER UPDATE OF title ON sessions
         FOR EACH ROW WHEN (NEW.title IS DISTINCT FROM OLD.title)
         EXECUTE FUNCTION forest_session_retitled()""",
+        # Writers pass an entry's searchable text (entrytext.py); a row written
+        # without it (by another program, or an older writer) gets it here, as
+        # SQLite's TEXT_OF computes it.
+        """CREATE FUNCTION forest_entry_text(kind TEXT, payload TEXT) RETURNS TEXT
+        LANGUAGE plpgsql IMMUTABLE AS $$
+        DECLARE
+            p jsonb;
+            c jsonb;
+            found TEXT;
+        BEGIN
+            BEGIN
+                p := payload::jsonb;
+            EXCEPTION WHEN others THEN
+                RETURN NULL;
+            END;
+            IF jsonb_typeof(p) <> 'object' THEN
+                RETURN NULL;
+            END IF;
+            IF kind = 'checkpoint' THEN
+                IF jsonb_typeof(p -> 'label') = 'string' AND p -> 'label' = p -> 'summary' THEN
+                    RETURN p ->> 'label';
+                END IF;
+                RETURN btrim(coalesce(p ->> 'label', '') || ' '
+                             || coalesce(p ->> 'summary', ''), ' ');
+            END IF;
+            IF kind IN ('worker.result', 'compaction', 'branch.summary') THEN
+                RETURN p ->> 'summary';
+            END IF;
+            c := p -> 'content';
+            IF jsonb_typeof(c) = 'array' THEN
+                SELECT string_agg(b.v ->> 'text', E'\\n' ORDER BY b.n) INTO found
+                FROM jsonb_array_elements(c) WITH ORDINALITY AS b(v, n)
+                WHERE jsonb_typeof(b.v) = 'object' AND b.v ->> 'type' = 'text'
+                  AND b.v ->> 'text' IS NOT NULL;
+            ELSIF jsonb_typeof(c) = 'object' THEN
+                SELECT string_agg(b.value ->> 'text', E'\\n') INTO found
+                FROM jsonb_each(c) AS b
+                WHERE jsonb_typeof(b.value) = 'object' AND b.value ->> 'type' = 'text'
+                  AND b.value ->> 'text' IS NOT NULL;
+            END IF;
+            RETURN coalesce(found, p ->> 'text');
+        END $$""",
+        """CREATE FUNCTION forest_entry_searchable() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.text := forest_entry_text(NEW.kind, NEW.payload);
+            NEW.spaceless := coalesce(NEW.text ~ '"""
+        + SPACELESS_CLASS
+        + """', false);
+            RETURN NEW;
+        END $$""",
+        f"""CREATE TRIGGER search_entry_text BEFORE INSERT ON session_entries FOR EACH ROW
+        WHEN (NEW.text IS NULL AND NEW.kind IN ('{"', '".join(INDEXED_KINDS)}'))
+        EXECUTE FUNCTION forest_entry_searchable()""",
         # Stems are counted in sorted order, so two writers lock their rows in
         # the same order (a multi-statement transaction may still deadlock:
         # Database.retrying runs it again).
@@ -288,9 +348,8 @@ def search_index(conn: psycopg.Connection[Any]) -> None:
                     SELECT coalesce(a.text, '') FROM added a WHERE a.session_id = d.session_id
                       AND a.kind IN ('branch.summary', 'checkpoint', 'compaction')
                     ORDER BY a.sequence DESC LIMIT 1), d.summary) ELSE d.summary END,
-                spaceless = d.spaceless OR x.spaceless
+                spaceless = d.spaceless
             FROM (SELECT session_id, min(created_at) AS first_at, max(created_at) AS last_at,
-                         bool_or(spaceless) AS spaceless,
                          bool_or(kind IN ('user.message', 'user.prompt', 'assistant.message',
                                           'assistant.text') AND text <> '') AS opening,
                          bool_or(kind IN ('branch.summary', 'checkpoint', 'compaction'))

@@ -185,6 +185,12 @@ def _term_query(term: Term) -> str | None:
     return query(term.tokens, term.prefix)
 
 
+def _needle(text: str) -> str:
+    """Typed text as a substring to look for (folded; a NUL, which no stored text
+    holds and PostgreSQL refuses in a parameter, becomes a space)."""
+    return text.replace("\x00", " ").lower()
+
+
 def _like(needle: str) -> str:
     return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -239,7 +245,7 @@ class PostgresSearch:
     def _spaceless(self, text: str) -> Spaceless | None:
         if not self._grams_present():
             return None
-        folded = text.lower()
+        folded = _needle(text)
         if len(folded) < MIN_GRAM_CHARS and not spaceless(folded):
             return None  # a one- or two-letter Latin word is found as a word only
         like = _like(folded)
@@ -247,7 +253,7 @@ class PostgresSearch:
         return Spaceless(entry_df, digest_df) if entry_df + digest_df else None
 
     def _needles(self, terms: Sequence[Term]) -> list[str]:
-        return [t.text.lower() for t in terms if t.spaceless is not None]
+        return [_needle(t.text) for t in terms if t.spaceless is not None]
 
     # --- the lists T1 fuses ---
 
@@ -292,7 +298,7 @@ class PostgresSearch:
                 tuple(r) for r in self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit})
             )
         if term.spaceless is not None and term.spaceless.entry_df:
-            needle = term.text.lower()
+            needle = _needle(term.text)
             args = {"needles": [needle], "likes": [_like(needle)], "n": limit}
             found.update(tuple(r) for r in self._conn.execute(GRAM_ENTRIES_ANY, args))
         counts: dict[ChatKey, int] = {}
@@ -310,7 +316,7 @@ class PostgresSearch:
             return True
         if term.spaceless is None:
             return False
-        needle = term.text.lower()
+        needle = _needle(term.text)
         return bool(
             conn.execute(GRAM_ENTRY_PROBE, (chat, needle)).fetchone()
             or conn.execute(GRAM_DIGEST_PROBE, (chat, needle)).fetchone()
@@ -330,7 +336,7 @@ class PostgresSearch:
 
     def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
         expr = _combine((_term_query(t) for t in terms), False) or ""
-        needles = [t.text for t in terms]
+        needles = [_needle(t.text) for t in terms]
         if entry is not None:
             row = self._conn.execute(ENTRY_SNIPPET, (expr, chat, entry & SEQUENCE_MASK)).fetchone()
             if row is not None and row[1] is not None:
@@ -383,7 +389,7 @@ class PostgresSessionIndex:
         if expr is not None:
             rows = [r[0] for r in self._conn.execute(TERM_IN_SESSION, (self._sid, expr, limit))]
         if not prefix and self._has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
-            more = self._conn.execute(GRAM_IN_SESSION, (self._sid, text.lower(), limit))
+            more = self._conn.execute(GRAM_IN_SESSION, (self._sid, _needle(text), limit))
             rows = sorted(_after(rows, (r[0] for r in more)), reverse=True)[:limit]
         return rows
 
