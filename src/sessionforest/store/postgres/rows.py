@@ -77,9 +77,8 @@ SELECT COUNT(*) FROM (
     SELECT 1 FROM session_entries
     WHERE session_id = %s AND parent_entry_id IS NOT NULL
       AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
-      AND (strpos(payload, '"local_command"') = 0
-           OR (payload::jsonb -> 'local_command') IS NULL
-           OR jsonb_typeof(payload::jsonb -> 'local_command') = 'null')
+      AND CASE WHEN strpos(payload, '"local_command"') = 0 THEN true
+               ELSE coalesce(json_typeof(payload::json -> 'local_command'), 'null') = 'null' END
     GROUP BY parent_entry_id HAVING COUNT(*) > 1
 ) AS b
 """
@@ -90,7 +89,8 @@ def searchable(kind: str, payload: Any) -> tuple[str | None, bool]:
     indexed kind without text gets "" (NULL is for rows the database fills in)."""
     if kind not in INDEXED_KINDS:
         return None, False
-    text = indexed_text(kind, payload) or ""
+    # PostgreSQL text holds no NUL (the payload keeps it, JSON-escaped).
+    text = (indexed_text(kind, payload) or "").replace("\x00", " ")
     return text, spaceless(text)
 
 

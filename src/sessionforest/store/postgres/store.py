@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 import psycopg
 
 from ...errors import (
@@ -131,10 +132,10 @@ CHECKPOINTS = (
     f"SELECT {ENTRY_COLUMNS} FROM session_entries "
     "WHERE session_id = %s AND kind = 'checkpoint' ORDER BY sequence"
 )
-LATEST_CHECKPOINT = (
+# Newest first; the label is compared in Python (a payload may hold what jsonb refuses).
+CHECKPOINTS_NEWEST = (
     f"SELECT {ENTRY_COLUMNS} FROM session_entries "
-    "WHERE session_id = %s AND kind = 'checkpoint' AND payload::jsonb ->> 'label' = %s "
-    "ORDER BY sequence DESC LIMIT 1"
+    "WHERE session_id = %s AND kind = 'checkpoint' ORDER BY sequence DESC"
 )
 ENTRY_ROW = f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = %s AND id = %s"
 
@@ -352,8 +353,18 @@ class PostgresStore:
         return self._rows(CHECKPOINTS, session_id, (session_id,))
 
     def latest_checkpoint(self, session_id: str, label: str) -> Entry | None:
-        found = self._rows(LATEST_CHECKPOINT, session_id, (session_id, label))
-        return found[0] if found else None
+        with self._db.read() as conn:
+            self._readable(conn, session_id)
+            with conn.cursor() as cur:
+                cur.execute(CHECKPOINTS_NEWEST, (session_id,))
+                for row in cur:
+                    try:
+                        found = orjson.loads(row[6])
+                    except orjson.JSONDecodeError:
+                        continue
+                    if isinstance(found, dict) and found.get("label") == label:
+                        return reading.entry_of(row)
+        return None
 
     def branches(self, session_id: str) -> int:
         with self._db.read() as conn:
