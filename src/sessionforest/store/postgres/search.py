@@ -49,6 +49,15 @@ ENTRY_NEWEST = """
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
 WHERE e.words @@ %(q)s::tsquery ORDER BY s.num DESC, e.sequence DESC LIMIT %(n)s
 """
+# Per chat, how many of (at most %(n)s) matching entries it holds: no order, and
+# the chat number joined after counting.
+ENTRY_COUNTS = """
+SELECT s.num, m.n FROM (
+    SELECT session_id, count(*) AS n FROM (
+        SELECT session_id FROM session_entries WHERE words @@ %(q)s::tsquery LIMIT %(n)s
+    ) e GROUP BY session_id
+) m JOIN sessions s ON s.id = m.session_id
+"""
 DIGEST_RANKED = f"""
 SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
 WHERE c.words @@ %(q)s::tsquery
@@ -291,16 +300,21 @@ class PostgresSearch:
         return nums[:limit]
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
-        found: set[tuple[int, int]] = set()
         expr = _term_query(term)
+        substrings = term.spaceless is not None and term.spaceless.entry_df > 0
+        if not substrings:  # words only: counted in the database
+            if expr is None or not term.entry_df:
+                return {}
+            return dict(self._conn.execute(ENTRY_COUNTS, {"q": expr, "n": limit}).fetchall())
+        # Words and substrings: an entry may hold both, so rows are told apart first.
+        found: set[tuple[int, int]] = set()
         if expr is not None and term.entry_df:
             found.update(
                 tuple(r) for r in self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit})
             )
-        if term.spaceless is not None and term.spaceless.entry_df:
-            needle = _needle(term.text)
-            args = {"needles": [needle], "likes": [_like(needle)], "n": limit}
-            found.update(tuple(r) for r in self._conn.execute(GRAM_ENTRIES_ANY, args))
+        needle = _needle(term.text)
+        args = {"needles": [needle], "likes": [_like(needle)], "n": limit}
+        found.update(tuple(r) for r in self._conn.execute(GRAM_ENTRIES_ANY, args))
         counts: dict[ChatKey, int] = {}
         for num, _seq in found:
             counts[num] = counts.get(num, 0) + 1
