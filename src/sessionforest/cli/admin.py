@@ -157,10 +157,13 @@ def demo(state: State, demo_db: Path | str | None) -> None:
     """Build a sample session with branches and a checkpoint, then draw it.
 
     With no --db the demo goes into a fresh demo.db next to the default store,
-    replacing an older one; an explicit --db (or $FOREST_DB) store is added to,
-    never cleared.
+    replacing an older one; an explicit --db store (or a $FOREST_DB URL, such as
+    postgresql://...) is added to, never cleared.
     """
-    target = demo_db or state.db or os.environ.get("FOREST_DB") or None
+    target = demo_db or state.db
+    env = os.environ.get("FOREST_DB") or ""
+    if target is None and "://" in env:
+        target = env  # a server's store has no "beside it": the demo is added to it
     if target is None:
         target = demo_path()
         target.parent.mkdir(parents=True, exist_ok=True)  # the default store's directory
