@@ -330,6 +330,8 @@ def _timed_rounds(rounds: int, calls: dict[str, Callable[[], object]]) -> dict[s
 def _open_built(path: Any) -> Forest:
     """Open a store built earlier in this run (never create one: an empty store would
     turn a vanished scratch file into wrong figures instead of an error)."""
+    if "://" in str(path):  # a server's store (bench_postgres.py): built earlier too
+        return Forest.open(path, create=False)
     if not harness.Path(path).exists():
         raise RuntimeError(f"{path} vanished (did another run clear benchmarks/.work?)")
     return Forest.open(path)

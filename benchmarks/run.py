@@ -22,6 +22,7 @@ import bench_import
 import bench_importers
 import bench_index_append
 import bench_path
+import bench_postgres
 import bench_search
 import bench_server
 import bench_skeleton
@@ -42,6 +43,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
     peers.NAME: peers.run,
+    bench_postgres.NAME: bench_postgres.run,
 }
 
 

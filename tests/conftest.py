@@ -8,6 +8,7 @@ out and why, so no backend skips anything silently.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for reason in left_out:
         metafunc.config.stash[LEFT_OUT].append(f"{metafunc.definition.nodeid}: {reason}")
     metafunc.parametrize("backend", params, indirect=True)
+
+
+# .ci/run sets this: there, PostgreSQL tests skipped because no server answered fail instead.
+REQUIRE_POSTGRES = os.environ.get("FOREST_REQUIRE_POSTGRES") == "1"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if REQUIRE_POSTGRES and report.skipped and "postgres" in str(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"FOREST_REQUIRE_POSTGRES=1 but this PostgreSQL test was skipped: {report.longrepr}"
+        )
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -31,6 +31,7 @@ from .errors import (
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, utc_now
+from .io.copy import CopyReport, copy_store
 from .model import (
     ChatSpec,
     CheckReport,
@@ -99,8 +100,8 @@ class Forest(TreeFacade):
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
     ) -> Forest:
-        """Open the store at `path`: a file path or `sqlite:///PATH` (None: `FOREST_DB`,
-        else the user data directory).
+        """Open the store at `path`: a file path, `sqlite:///PATH` or `postgresql://...`
+        (None: `FOREST_DB`, else the user data directory).
 
         Read-write (the default) creates the file when `create` (and, for the
         default store only, its directory), migrates and uses WAL with
@@ -120,6 +121,11 @@ class Forest(TreeFacade):
             busy_timeout_ms=busy_timeout_ms,
         )
         return cls(backend, clock or utc_now)
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages: its file, or its URL without the password."""
+        return self._backend.location
 
     @property
     def readonly(self) -> bool:
@@ -502,6 +508,20 @@ class Forest(TreeFacade):
 
         return importers.run(
             self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+        )
+
+    def copy_to(
+        self, target: Forest, progress: Callable[[int, int], None] | None = None
+    ) -> CopyReport:
+        """Copy every session of this store into `target` (any backend to any other):
+        one transaction per session, sessions already there only verified, then every
+        session counted and hashed on both sides (io/copy.py)."""
+        return copy_store(
+            self._store,
+            self._backend.bulk,
+            target._backend.bulk,
+            source_name=self.location,
+            progress=progress,
         )
 
     def import_native(self, path: str | os.PathLike[str]) -> SessionInfo:

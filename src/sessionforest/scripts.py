@@ -9,6 +9,7 @@ backend classify text and mark snippets (`MARK`, `ELLIPSIS`) the same way.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 # Thai and Lao; Myanmar; Hangul jamo; Khmer; CJK radicals, punctuation, kana,
@@ -37,3 +38,34 @@ ELLIPSIS: Final = "…"  # where a snippet cuts text
 def spaceless(text: str) -> bool:
     """Whether `text` holds a character of a script written without spaces."""
     return _SPACELESS.search(text) is not None
+
+
+EXCERPT_CHARS: Final = 64
+
+
+def excerpt(text: str, needles: Sequence[str], width: int = EXCERPT_CHARS) -> str:
+    """A snippet of `text` around the first needle, each needle marked (any case).
+
+    For text matched as substrings (spaceless scripts), which a word index's
+    own snippets would cut mid-word: this cuts by characters instead.
+    """
+    wanted = sorted({n for n in needles if n}, key=len, reverse=True)
+    if not wanted:
+        return text[:width] + (ELLIPSIS if len(text) > width else "")
+    pattern = re.compile("|".join(re.escape(n) for n in wanted), re.IGNORECASE)
+    found = [m.span() for m in pattern.finditer(text)]
+    first = found[0][0] if found else 0
+    start = max(0, min(first - width // 4, len(text) - width))
+    end = min(len(text), start + width)
+    out = [ELLIPSIS] if start > 0 else []
+    at = start
+    for lo, hi in found:
+        if hi <= start or lo >= end:
+            continue
+        lo, hi = max(lo, start), min(hi, end)
+        out += [text[at:lo], MARK, text[lo:hi], MARK]
+        at = hi
+    out.append(text[at:end])
+    if end < len(text):
+        out.append(ELLIPSIS)
+    return "".join(out)

@@ -8,6 +8,7 @@ throwaway `demo.db` beside the default store path.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from ..errors import UnknownSession
 from ..projection import project
 from ..render import escape, plural
 from ..store import default_path
-from .common import State, emit_json, json_option, pass_state
+from .common import State, emit_json, json_option, pass_state, store_location
 from .entries import draw_tree, print_log
 
 # SQLite keeps a store in up to three files; a stale -wal beside a fresh
@@ -123,13 +124,13 @@ def migrate(state: State, as_json: bool) -> None:
     """Upgrade an existing store to this version's schema (read commands never do)."""
     applied = state.forest.migrated
     if as_json:
-        emit_json({"path": str(state.forest.path), "applied": applied})
+        emit_json({"path": state.forest.location, "applied": applied})
     elif applied:
-        click.echo(f"applied {plural(len(applied), 'migration')} to {state.forest.path}:")
+        click.echo(f"applied {plural(len(applied), 'migration')} to {state.forest.location}:")
         for name in applied:
             click.echo(f"  {name}")
     else:
-        click.echo(f"{state.forest.path} is up to date")
+        click.echo(f"{state.forest.location} is up to date")
 
 
 def demo_path() -> Path:
@@ -147,26 +148,33 @@ def demo_path() -> Path:
 @click.option(
     "--db",
     "demo_db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    callback=store_location,
+    metavar="PATH|URL",
     help="Add the demo session to this store (default: a fresh demo.db).",
 )
 @pass_state
-def demo(state: State, demo_db: Path | None) -> None:
+def demo(state: State, demo_db: Path | str | None) -> None:
     """Build a sample session with branches and a checkpoint, then draw it.
 
     With no --db the demo goes into a fresh demo.db next to the default store,
-    replacing an older one; an explicit --db store is added to, never cleared.
+    replacing an older one; an explicit --db store (or a $FOREST_DB URL, such as
+    postgresql://...) is added to, never cleared.
     """
     target = demo_db or state.db
+    env = os.environ.get("FOREST_DB") or ""
+    if target is None and "://" in env:
+        target = env  # a server's store has no "beside it": the demo is added to it
     if target is None:
         target = demo_path()
         target.parent.mkdir(parents=True, exist_ok=True)  # the default store's directory
         for suffix in STORE_SUFFIXES:
             target.with_name(target.name + suffix).unlink(missing_ok=True)
     store = State(target)
+    store_name = str(target)
     try:
         sid = build_demo(store.creator)
-        click.echo(f"Built demo session {sid} in {target}\n")
+        store_name = store.forest.location  # a URL without its password
+        click.echo(f"Built demo session {sid} in {store_name}\n")
         draw_tree(store.forest, sid)
         click.echo("\nActive path (root -> head):")
         print_log(store.forest, sid)
@@ -182,7 +190,7 @@ def demo(state: State, demo_db: Path | None) -> None:
             click.echo(escape(f"  {hit.session_id}  {hit.title}"))
     finally:
         store.close()
-    db = shlex.quote(str(target))
+    db = shlex.quote(str(target) if isinstance(target, Path) else store_name)
     click.echo(
         f"\nExplore further: forest --db {db} tree {sid}"
         "   (or: log, tips, seek, recall, find, export)"

@@ -28,7 +28,7 @@ class State:
     store) or `creator` (writes, creating the store if needed).
     """
 
-    db: Path | None
+    db: Path | str | None  # a file, or a URL (sqlite:///..., postgresql://...)
     _forest: Forest | None = field(default=None, repr=False)
 
     @property
@@ -55,6 +55,17 @@ class State:
 
 
 pass_state = click.make_pass_decorator(State)
+
+
+def store_location(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> Path | str | None:
+    """A `--db` value: a URL as given (postgresql://...), else a file path."""
+    if value is None or "://" in value:
+        return value
+    if not value:
+        raise click.BadParameter("empty", ctx=ctx, param=param)
+    return Path(value)
 
 
 # ctx.meta key on the root context: whether this command line asked for --json,

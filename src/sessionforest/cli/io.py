@@ -7,6 +7,7 @@ jsonl). Imports draw a rich progress bar on a terminal and end with a summary.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -17,10 +18,11 @@ from typing import IO, Any, TypeVar
 
 import click
 
+from .. import Forest
 from ..io.claude_code import DEFAULT_ROOT
 from ..model import ImportReport
 from ..render import escape, plural
-from .common import State, emit_json, json_option, pass_state
+from .common import State, emit_json, json_option, pass_state, store_location
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROGRESS_FROM = 1 << 20  # imports smaller than this finish before a bar is worth drawing
@@ -279,3 +281,70 @@ def import_jsonl(state: State, file: Path, as_json: bool) -> None:
         emit_json(state.forest.session(sid).to_json())
     else:
         click.echo(escape(sid))
+
+
+@click.command("copy")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    callback=store_location,
+    metavar="PATH|URL",
+    help="The store to copy from (opened read-only).",
+)
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    callback=store_location,
+    metavar="PATH|URL",
+    help="The store to copy into (created if need be).",
+)
+@json_option
+def copy(source: Path | str, target: Path | str, as_json: bool) -> None:
+    """Copy every session from one store into another: SQLite and PostgreSQL either way.
+
+    One transaction per session; sessions the target already holds are not
+    written again. Every session is then counted and hashed on both sides;
+    exits 1 naming each one that differs. Quarantined sessions are not copied.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with contextlib.ExitStack() as stack:
+        src = Forest.open(source, readonly=True)
+        stack.callback(src.close)
+        dst = Forest.open(target)
+        stack.callback(dst.close)
+        console = Console(stderr=True)
+        bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        with bar:
+            task = bar.add_task("copying sessions", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            report = src.copy_to(dst, progress=advance)
+        if as_json:
+            emit_json(report.to_json())
+        else:
+            click.echo(
+                f"copied {plural(len(report.copied), 'session')} "
+                f"({plural(report.entries, 'entry', 'entries')}) from {src.location} to "
+                f"{dst.location}; {len(report.present)} already there; "
+                f"verified {plural(report.verified, 'session')} on both sides"
+            )
+        for sid in report.quarantined:
+            click.echo(f"skipped quarantined session {sid} (forest check, repair)", err=True)
+        for sid in report.mismatched:
+            click.echo(f"error: session {sid} differs between the two stores", err=True)
+        if not report.ok:
+            raise SystemExit(1)

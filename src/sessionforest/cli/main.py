@@ -17,7 +17,7 @@ import click
 from ..errors import ForestError, family
 from ..render import escape
 from . import admin, entries, io, search, serve, sessions, status
-from .common import JSON_KEY, State, emit_json
+from .common import JSON_KEY, State, emit_json, store_location
 
 
 def exit_code_for(exc: BaseException) -> int:
@@ -112,16 +112,18 @@ class ForestGroup(click.Group):
 @click.group("forest", cls=ForestGroup)
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    callback=store_location,
+    metavar="PATH|URL",
     help=(
-        "SQLite store to use (default: $FOREST_DB, else forest.db in the user data dir). "
+        "Store to use: a SQLite file (or sqlite:///PATH) or a postgresql:// URL "
+        "(default: $FOREST_DB, else forest.db in the user data dir). "
         "Read commands open it read-only and never create it; only the default store's "
         "directory is ever created."
     ),
 )
 @click.version_option(package_name="sessionforest", prog_name="forest")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: Path | str | None) -> None:
     """Durable, branchable AI-agent conversation history.
 
     Start with `forest demo` to build and draw a sample session. A SESSION or
@@ -147,6 +149,7 @@ cli.add_command(entries.tips)
 cli.add_command(status.status)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
+cli.add_command(io.copy)
 cli.add_command(admin.check)
 cli.add_command(admin.migrate)
 cli.add_command(admin.repair)

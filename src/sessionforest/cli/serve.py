@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
-from .common import State, pass_state
+from .common import State, pass_state, store_location
 
 
 @click.command("serve")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    callback=store_location,
+    metavar="PATH|URL",
     help="Store to serve (default: the global --db, $FOREST_DB, the user data dir).",
 )
 @click.option(
@@ -68,7 +69,7 @@ from .common import State, pass_state
 @pass_state
 def serve(
     state: State,
-    db: Path | None,
+    db: Path | str | None,
     host: str,
     port: int,
     token: str | None,

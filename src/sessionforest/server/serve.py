@@ -27,7 +27,7 @@ from .security import Guard, allowed_hosts, is_loopback
 
 @dataclass(frozen=True, slots=True)
 class ServeOptions:
-    db: Path | None = None
+    db: Path | str | None = None  # a file or a URL
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
@@ -133,6 +133,6 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
     host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     echo(
         f"forest serve: listening on http://{host}:{port} (POST /rpc, WebSocket /ws, "
-        f"GET /healthz); store {server.forest.path}; Ctrl-C stops"
+        f"GET /healthz); store {server.forest.location}; Ctrl-C stops"
     )
     _Uvicorn(config).run(sockets=[sock])

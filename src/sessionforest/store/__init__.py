@@ -1,8 +1,9 @@
 """Storage backends behind the facade, and how a location picks one.
 
 `open_backend(location)`: a path, `sqlite:///PATH` or nothing (`FOREST_DB`, else
-the user data directory) opens the embedded SQLite backend. The contracts
-every backend implements are in base.py.
+the user data directory) opens the embedded SQLite backend; `postgresql://...`
+(or `postgres://...`) the PostgreSQL one (the `[postgres]` extra). The
+contracts every backend implements are in base/.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import os
 from typing import Any
 
 from ..errors import BackendUnavailable, InvalidArgument
-from .sqlite import SQLiteBackend, default_path, open_sqlite
+from .base import Backend
+from .sqlite import default_path, open_sqlite
 
 __all__ = ["default_path", "location_of", "open_backend"]
 
@@ -25,7 +27,7 @@ def location_of(location: str | os.PathLike[str] | None) -> str | os.PathLike[st
     return location
 
 
-def open_backend(location: str | os.PathLike[str] | None, **options: Any) -> SQLiteBackend:
+def open_backend(location: str | os.PathLike[str] | None, **options: Any) -> Backend:
     """The backend `location` names; see the module docstring."""
     found = location_of(location)
     if isinstance(found, str) and "://" in found:
@@ -34,8 +36,13 @@ def open_backend(location: str | os.PathLike[str] | None, **options: Any) -> SQL
             return open_sqlite(found[len(SQLITE_SCHEME) :], **options)
         scheme = found.split("://", 1)[0]
         if scheme in ("postgresql", "postgres"):
-            raise BackendUnavailable("pip install 'sessionforest[postgres]'")
+            try:
+                from .postgres import open_postgres
+            except ImportError as exc:
+                raise BackendUnavailable("pip install 'sessionforest[postgres]'") from exc
+            return open_postgres(found, **options)
         raise InvalidArgument(
-            "store location", f"unknown scheme {scheme}:// (use a path or sqlite://)"
+            "store location",
+            f"unknown scheme {scheme}:// (use a path, sqlite:// or postgresql://)",
         )
     return open_sqlite(found, **options)

@@ -9,7 +9,6 @@ characters (`excerpt`), since FTS5 snippets of trigrams cut mid-word.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +16,8 @@ from typing import Final
 
 import orjson
 
-from ....scripts import ELLIPSIS, MARK, spaceless
+from .... import scripts
+from ....scripts import EXCERPT_CHARS, spaceless
 from ...base import Spaceless
 from . import fts
 from .schema import GRAM_PAD
@@ -26,7 +26,6 @@ MIN_GRAM_CHARS: Final = 3  # shorter text has no trigram of its own
 # A short word starting more trigrams than this is common: listing them all
 # would cost more than reading the rows, so it is found with instr() instead.
 MAX_GRAM_STARTS: Final = 512
-EXCERPT_CHARS: Final = 64
 _TOP = "\U0010ffff"  # sorts after every continuation of a prefix
 
 GRAMS_PRESENT = (
@@ -295,30 +294,7 @@ def digest_excerpt(conn: sqlite3.Connection, num: int, needles: Sequence[str]) -
 
 
 def excerpt(text: str, needles: Sequence[str], width: int = EXCERPT_CHARS) -> str:
-    """A snippet of `text` around the first needle, each needle marked (any case).
-
-    Trigram rows are matched as substrings, which FTS5's snippet() cuts into
-    three-character tokens; this cuts by characters instead.
-    """
+    """`scripts.excerpt` of a trigram row's text (without the pad the index adds)."""
     if text.endswith(GRAM_PAD):
         text = text[: -len(GRAM_PAD)]
-    wanted = sorted({n for n in needles if n}, key=len, reverse=True)
-    if not wanted:
-        return text[:width] + (ELLIPSIS if len(text) > width else "")
-    pattern = re.compile("|".join(re.escape(n) for n in wanted), re.IGNORECASE)
-    found = [m.span() for m in pattern.finditer(text)]
-    first = found[0][0] if found else 0
-    start = max(0, min(first - width // 4, len(text) - width))
-    end = min(len(text), start + width)
-    out = [ELLIPSIS] if start > 0 else []
-    at = start
-    for lo, hi in found:
-        if hi <= start or lo >= end:
-            continue
-        lo, hi = max(lo, start), min(hi, end)
-        out += [text[at:lo], MARK, text[lo:hi], MARK]
-        at = hi
-    out.append(text[at:end])
-    if end < len(text):
-        out.append(ELLIPSIS)
-    return "".join(out)
+    return scripts.excerpt(text, needles, width)

@@ -15,10 +15,9 @@ the same rows.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Final
+from typing import Final
 
-import orjson
-
+from ....entrytext import entry_text
 from ....scripts import spaceless
 from .schema import (
     GRAM_DIGEST_TABLE,
@@ -107,42 +106,4 @@ def index_large(
             conn.execute(_GRAM_DIGEST, {"pad": GRAM_PAD, "summary": padded, "num": num})
 
 
-def entry_text(kind: str, payload: Any) -> str | None:
-    """The searchable text of a payload, as TEXT_OF computes it in SQL."""
-    if not isinstance(payload, dict):
-        return None
-    if kind == "checkpoint":
-        label, summary = payload.get("label"), payload.get("summary")
-        if isinstance(label, str) and label == summary:
-            return label
-        return f"{_sql(label) or ''} {_sql(summary) or ''}".strip(" ")
-    if kind in ("worker.result", "compaction", "branch.summary"):
-        return _sql(payload.get("summary"))
-    content = payload.get("content")
-    if isinstance(content, dict | list):
-        # json_each walks an array's items, or an object's values.
-        blocks = list(content.values()) if isinstance(content, dict) else content
-        texts = [
-            text
-            for block in blocks
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and (text := _sql(block.get("text"))) is not None
-        ]
-        if texts:
-            return texts[0] if len(texts) == 1 else "\n".join(texts)  # one block: no copy
-    return _sql(payload.get("text"))
-
-
-def _sql(value: Any) -> str | None:
-    """A json_extract result as SQL turns it into text (group_concat, ||, FTS5)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        text = f"{value:.15g}"
-        return text if any(c in text for c in ".en") else text + ".0"
-    return orjson.dumps(value).decode()  # an object or array: its JSON text
+__all__ = ["LARGE_PAYLOAD", "entry_text", "index_large", "is_large"]

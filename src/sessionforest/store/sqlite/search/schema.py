@@ -9,21 +9,28 @@ from __future__ import annotations
 
 from typing import Final
 
-# Stored kinds whose text is indexed: the conversational kinds plus the legacy
-# names that read as them (tests/search checks this against kinds.py).
-INDEXED_KINDS: Final = (
-    "assistant.message",
-    "assistant.text",
-    "branch.summary",
-    "checkpoint",
-    "compaction",
-    "user.message",
-    "user.prompt",
-    "worker.result",
+# The indexed kinds and the digest's opening length are every backend's (entrytext.py).
+from ....entrytext import (
+    INDEXED_KINDS,
+    OPENING_CHARS,
+    REPLY_KINDS,
+    SUMMARY_KINDS,
+    USER_KINDS,
 )
-USER_KINDS: Final = ("user.message", "user.prompt")
-REPLY_KINDS: Final = ("assistant.message", "assistant.text")
-SUMMARY_KINDS: Final = ("branch.summary", "checkpoint", "compaction")
+
+__all__ = [
+    "GRAM_DIGEST_TABLE",
+    "GRAM_ENTRY_TABLE",
+    "GRAM_PAD",
+    "INDEXED_KINDS",
+    "OPENING_CHARS",
+    "REPLY_KINDS",
+    "SEQUENCE_MASK",
+    "SESSION_SHIFT",
+    "SUMMARY_KINDS",
+    "TEXT_OF",
+    "USER_KINDS",
+]
 
 # An entry's rowid in the index is (session number << 32) + sequence: a
 # session's entries form one rowid range, so recall scopes a MATCH with
@@ -31,9 +38,6 @@ SUMMARY_KINDS: Final = ("branch.summary", "checkpoint", "compaction")
 # The session number (search_sessions.num) is the backend's ChatKey.
 SESSION_SHIFT: Final = 32
 SEQUENCE_MASK: Final = (1 << SESSION_SHIFT) - 1
-
-# A digest describes a chat; a pasted log as its first message would drown that.
-OPENING_CHARS: Final = 2000
 
 # The trigram index: text in spaceless scripts (sessionforest.scripts).
 GRAM_ENTRY_TABLE: Final = "session_entry_grams"
@@ -47,7 +51,7 @@ GRAM_PAD: Final = "  "
 # The searchable text of a stored payload ({p}) of kind ({k}), as the frozen
 # triggers compute it: the text blocks of a message (v2) or its flat text
 # (v1), a summary, a checkpoint's label and summary. Tool calls, images and
-# thinking are not conversation text. `large.entry_text` is its Python twin.
+# thinking are not conversation text. `entrytext.entry_text` is its Python twin.
 TEXT_OF: Final = """CASE
     WHEN {k} = 'checkpoint' THEN
         CASE WHEN json_extract({p}, '$.label') = json_extract({p}, '$.summary')

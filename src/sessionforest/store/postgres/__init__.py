@@ -1,0 +1,132 @@
+"""The PostgreSQL backend (`pip install 'sessionforest[postgres]'`): components over one pool.
+
+`open_postgres("postgresql://...")` connects (creating the database when asked
+to and allowed), migrates and returns the `PostgresBackend` bundle the facade
+talks to, as `open_sqlite` does for a file. A URL's `options=-csearch_path=X`
+puts the store in schema X, so one database can hold several stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from ...errors import StoreMissing, StoreUnreadable
+from . import schema
+from .bulk import PostgresBulk
+from .database import Database, driver_error
+from .search import PostgresSearch
+from .store import PostgresStore
+from .trees import PostgresTrees
+
+__all__ = ["PostgresBackend", "open_postgres", "redacted"]
+
+READ_ONLY_ASKED = "it was opened read-only"
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresBackend:
+    """One PostgreSQL store and the components over it."""
+
+    db: Database
+    store: PostgresStore
+    trees: PostgresTrees
+    bulk: PostgresBulk
+
+    name = "postgresql"
+    path: Path | None = None
+
+    @property
+    def location(self) -> str:
+        return self.db.where
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def search(self) -> Iterator[PostgresSearch]:
+        """A `SearchIndex` over one read snapshot (reads of `store` on this thread
+        inside the block see the same snapshot)."""
+        with self.db.read() as conn:
+            yield PostgresSearch(conn)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return url.split("@")[-1]
+    user = str(params.get("user") or "")
+    host = params.get("host") or "localhost"
+    port = params.get("port") or "5432"
+    name = params.get("dbname") or user
+    return f"postgresql://{user + '@' if user else ''}{host}:{port}/{name}"
+
+
+def _create_database(url: str, where: str) -> None:
+    params: dict[str, Any] = conninfo_to_dict(url)
+    name = params.get("dbname")
+    if not name:
+        raise StoreUnreadable(where, "the URL names no database")
+    params["dbname"] = "postgres"
+    params.pop("options", None)
+    try:
+        with psycopg.connect(make_conninfo(**params), autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(str(name))))
+    except psycopg.errors.DuplicateDatabase:
+        return  # another opener made it meanwhile
+    except psycopg.Error as exc:
+        raise StoreUnreadable(where, f"cannot create database {name}: {exc}") from exc
+
+
+def _no_database(exc: psycopg.Error) -> bool:
+    # A refused connection carries no SQLSTATE in psycopg; the server's message says it.
+    return exc.sqlstate == "3D000" or ("database" in str(exc) and "does not exist" in str(exc))
+
+
+def open_postgres(
+    url: str,
+    *,
+    readonly: bool = False,
+    create: bool = True,
+    durability: str = "normal",
+    busy_timeout_ms: int = 30_000,
+) -> PostgresBackend:
+    """Open (creating and migrating when allowed) the store at `url`.
+
+    Durability: a commit returns once PostgreSQL has flushed its WAL
+    (synchronous_commit on, the server's default), which survives a crash of
+    any process and of the machine, so "normal" and "full" are the same here.
+    """
+    where = redacted(url)
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        if not _no_database(exc):
+            raise StoreUnreadable(where, str(exc).strip()) from exc
+        if readonly or not create:
+            raise StoreMissing(where) from exc
+        _create_database(url, where)
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as again:
+            raise StoreUnreadable(where, str(again).strip()) from again
+    except psycopg.Error as exc:
+        raise StoreUnreadable(where, str(exc).strip()) from exc
+    try:
+        conn.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+        migrated = schema.migrate(conn, where, readonly=readonly)
+    except psycopg.Error as exc:
+        raise driver_error(where, exc) from exc
+    finally:
+        conn.close()
+    db = Database(url, where, READ_ONLY_ASKED if readonly else None, migrated)
+    return PostgresBackend(db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db))

@@ -1,0 +1,115 @@
+"""The SQL that writes and reads entry, session and head rows, shared by every PG writer.
+
+Every entry insert goes through `insert_entries` (one statement for a whole
+batch, so the statement-level index trigger runs once), with its searchable
+text taken from the payload (entrytext.py) and its spaceless flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import orjson
+import psycopg
+
+from ...entrytext import INDEXED_KINDS, indexed_text
+from ...rules import integrity as integrity_rules
+from ...scripts import spaceless
+
+ENTRY_COLUMNS: Final = (
+    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
+    "context_visibility, created_at, stamp"
+)
+E_COLUMNS: Final = ", ".join("e." + c.strip() for c in ENTRY_COLUMNS.split(","))
+
+# A batch as parallel arrays: one statement (and one trigger run) for any size.
+INSERT_ENTRIES: Final = f"""
+INSERT INTO session_entries({ENTRY_COLUMNS}, text, spaceless)
+SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::int[], %s::text[],
+                     %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::bool[])
+"""
+
+INSERT_SESSION: Final = (
+    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
+    "source_format, source_path, source_id, summary, git_branch) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+UPSERT_HEAD: Final = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (%s, %s, %s)
+ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                       updated_at = excluded.updated_at
+"""
+
+# The session's row lock: every writer of a session (append, import, repair)
+# takes it first, in its own statement, so the statements after it read a
+# snapshot that holds every earlier writer's rows (READ COMMITTED).
+LOCK_SESSION: Final = "SELECT quarantine FROM sessions WHERE id = %s FOR UPDATE"
+
+# Where an id lives when it is not in the session at hand: the error path only.
+OWNER: Final = (
+    "SELECT session_id, sequence, semantic_schema_version FROM session_entries "
+    "WHERE id = %s LIMIT 1"
+)
+
+# The first row written after sequence `base` whose parent is missing, foreign,
+# not earlier, of a newer schema version than the row, or of one this
+# sessionforest cannot read (as store/sqlite/rows.BAD_PARENT).
+BAD_PARENT: Final = f"""
+SELECT c.id, c.parent_entry_id, coalesce(p.session_id, o.session_id),
+       p.sequence < c.sequence, coalesce(p.semantic_schema_version, o.semantic_schema_version),
+       c.semantic_schema_version, c.sequence
+FROM session_entries c
+LEFT JOIN session_entries p ON p.session_id = c.session_id AND p.id = c.parent_entry_id
+LEFT JOIN LATERAL (SELECT session_id, semantic_schema_version FROM session_entries o
+                   WHERE p.id IS NULL AND o.id = c.parent_entry_id LIMIT 1) o ON true
+WHERE c.session_id = %s AND c.sequence > %s AND c.parent_entry_id IS NOT NULL
+  AND (p.id IS NULL OR p.sequence >= c.sequence
+       OR p.semantic_schema_version > c.semantic_schema_version
+       OR p.semantic_schema_version NOT IN ({integrity_rules.READABLE}))
+ORDER BY c.sequence LIMIT 1
+"""
+
+# Branch points that re-did a turn (as store/sqlite/rows.BRANCHES).
+BRANCHES: Final = """
+SELECT COUNT(*) FROM (
+    SELECT 1 FROM session_entries
+    WHERE session_id = %s AND parent_entry_id IS NOT NULL
+      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
+      AND CASE WHEN strpos(payload, '"local_command"') = 0 THEN true
+               ELSE coalesce(json_typeof(payload::json -> 'local_command'), 'null') = 'null' END
+    GROUP BY parent_entry_id HAVING COUNT(*) > 1
+) AS b
+"""
+
+
+def searchable(kind: str, payload: Any) -> tuple[str | None, bool]:
+    """(the indexed text, whether it holds spaceless-script text) of a payload; an
+    indexed kind without text gets "" (NULL is for rows the database fills in)."""
+    if kind not in INDEXED_KINDS:
+        return None, False
+    # PostgreSQL text holds no NUL (the payload keeps it, JSON-escaped).
+    text = (indexed_text(kind, payload) or "").replace("\x00", " ")
+    return text, spaceless(text)
+
+
+def searchable_json(kind: str, body: str) -> tuple[str | None, bool]:
+    """`searchable` of a payload given as its stored JSON text."""
+    if kind not in INDEXED_KINDS:
+        return None, False
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None, False
+    return searchable(kind, payload)
+
+
+def insert_entries(
+    cur: psycopg.Cursor[Any] | psycopg.Connection[Any], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Insert rows (ENTRY_COLUMNS + text, spaceless) in one statement."""
+    if not rows:
+        return
+    columns = list(zip(*rows, strict=True))
+    cur.execute(INSERT_ENTRIES, [list(c) for c in columns])

@@ -1,0 +1,435 @@
+"""`PostgresSearch`: the SearchIndex primitives over tsvector columns and GIN indexes.
+
+One instance serves one search inside one read snapshot. Chat keys are
+sessions.num, entry keys (num << 32) + sequence, as on SQLite. Typed text
+reaches a tsquery only through `query` (stems quoted as lexemes, never
+syntax). Document frequencies come from the search_terms and digest_terms
+tables the index triggers keep (store/postgres/schema.py); text of scripts
+written without spaces is found as a substring (pg_trgm) where it may occur.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+import psycopg
+
+from ...scripts import ELLIPSIS, MARK, excerpt, spaceless
+from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Spaceless, Term
+from .schema import TEXT_CONFIG, WORDS_OF
+
+SESSION_SHIFT: Final = 32
+SEQUENCE_MASK: Final = (1 << SESSION_SHIFT) - 1
+MIN_GRAM_CHARS: Final = 3
+# Substring matches counted at most for a frequency (an upper bound is enough).
+SUBSTRING_COUNT: Final = 10_000
+
+TOKENS = f"""
+SELECT t.n, coalesce((SELECT array_agg(lexeme ORDER BY pos) FROM
+    (SELECT v.lexeme, unnest(v.positions) AS pos
+     FROM unnest(to_tsvector('{TEXT_CONFIG}', {WORDS_OF.format(text="t.text")})) v) x), '{{}}')
+FROM unnest(%s::text[]) WITH ORDINALITY AS t(text, n) ORDER BY t.n
+"""
+ENTRY_DF = "SELECT docs FROM search_terms WHERE term = %s"
+DIGEST_DF = "SELECT docs FROM digest_terms WHERE term = %s"
+ENTRY_PREFIX_DF = "SELECT coalesce(sum(docs), 0) FROM search_terms WHERE term >= %s AND term < %s"
+DIGEST_PREFIX_DF = "SELECT coalesce(sum(docs), 0) FROM digest_terms WHERE term >= %s AND term < %s"
+_TOP = "\U0010ffff"
+
+# ts_rank normalisation 1 (divide by 1 + log(length)), like bm25 a long text
+# weighs a match less. Digest weights follow SQLite's bm25(4.0, 1.0, 0.5, 1.0):
+# title A 1.0, first message B 0.25, summary C 0.25, first reply D 0.125.
+DIGEST_WEIGHTS: Final = "'{0.125, 0.25, 0.25, 1.0}'"
+ENTRY_RANKED = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE e.words @@ %(q)s::tsquery ORDER BY ts_rank(e.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
+"""
+ENTRY_NEWEST = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE e.words @@ %(q)s::tsquery ORDER BY s.num DESC, e.sequence DESC LIMIT %(n)s
+"""
+# Per chat, how many of (at most %(n)s) matching entries it holds: no order, and
+# the chat number joined after counting.
+ENTRY_COUNTS = """
+SELECT s.num, m.n FROM (
+    SELECT session_id, count(*) AS n FROM (
+        SELECT session_id FROM session_entries WHERE words @@ %(q)s::tsquery LIMIT %(n)s
+    ) e GROUP BY session_id
+) m JOIN sessions s ON s.id = m.session_id
+"""
+DIGEST_RANKED = f"""
+SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
+WHERE c.words @@ %(q)s::tsquery
+ORDER BY ts_rank({DIGEST_WEIGHTS}, c.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
+"""
+DIGEST_ANY = """
+SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
+WHERE c.words @@ %(q)s::tsquery LIMIT %(n)s
+"""
+# Substring matches in spaceless-script text: every needle (AND) or any (OR).
+_EVERY = "NOT EXISTS (SELECT 1 FROM unnest(%(needles)s::text[]) n WHERE strpos(lower({t}), n) = 0)"
+_ANY = "EXISTS (SELECT 1 FROM unnest(%(needles)s::text[]) n WHERE strpos(lower({t}), n) > 0)"
+DIGEST_TEXT = "(c.title || ' ' || c.first_message || ' ' || c.first_reply || ' ' || c.summary)"
+_GRAM_ENTRIES = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE e.spaceless AND lower(e.text) LIKE ANY(%(likes)s) AND {test}
+ORDER BY s.num DESC, e.sequence DESC LIMIT %(n)s
+"""
+GRAM_ENTRIES_EVERY = _GRAM_ENTRIES.format(test=_EVERY.format(t="e.text"))
+GRAM_ENTRIES_ANY = _GRAM_ENTRIES.format(test=_ANY.format(t="e.text"))
+_GRAM_DIGESTS = f"""
+SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
+WHERE c.spaceless AND lower{DIGEST_TEXT} LIKE ANY(%(likes)s) AND {{test}}
+ORDER BY s.num DESC LIMIT %(n)s
+"""
+GRAM_DIGESTS_EVERY = _GRAM_DIGESTS.format(test=_EVERY.format(t=DIGEST_TEXT))
+GRAM_DIGESTS_ANY = _GRAM_DIGESTS.format(test=_ANY.format(t=DIGEST_TEXT))
+GRAMS_PRESENT = (
+    "SELECT EXISTS (SELECT 1 FROM session_entries WHERE spaceless) "
+    "OR EXISTS (SELECT 1 FROM chat_digests WHERE spaceless)"
+)
+GRAM_ENTRY_DF = f"""
+SELECT count(*) FROM (SELECT 1 FROM session_entries
+    WHERE spaceless AND lower(text) LIKE %s LIMIT {SUBSTRING_COUNT}) x
+"""
+GRAM_DIGEST_DF = f"""
+SELECT count(*) FROM (SELECT 1 FROM chat_digests c
+    WHERE c.spaceless AND lower{DIGEST_TEXT} LIKE %s LIMIT {SUBSTRING_COUNT}) x
+"""
+
+_CHAT_COLUMNS = """s.num, s.id, s.title, s.harness, s.status, s.created_at, c.first_at, c.last_at
+FROM sessions s JOIN chat_digests c ON c.session_id = s.id
+WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
+CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND s.num = ANY(%s)"
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
+CHAT_COUNT = "SELECT count(*) FROM chat_digests"
+HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
+SESSION_OF = "SELECT id FROM sessions WHERE num = %s"
+ENTRY_PROBE = """
+SELECT 1 FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE s.num = %s AND e.words @@ %s::tsquery LIMIT 1
+"""
+DIGEST_PROBE = """
+SELECT 1 FROM chat_digests c JOIN sessions s ON s.id = c.session_id
+WHERE s.num = %s AND c.words @@ %s::tsquery
+"""
+GRAM_ENTRY_PROBE = """
+SELECT 1 FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE s.num = %s AND e.spaceless AND strpos(lower(e.text), %s) > 0 LIMIT 1
+"""
+GRAM_DIGEST_PROBE = f"""
+SELECT 1 FROM chat_digests c JOIN sessions s ON s.id = c.session_id
+WHERE s.num = %s AND c.spaceless AND strpos(lower{DIGEST_TEXT}, %s) > 0
+"""
+HEADLINE = (
+    f'\'StartSel="{MARK}", StopSel="{MARK}", MaxWords=12, MinWords=4, ShortWord=0, '
+    f'MaxFragments=1, FragmentDelimiter="{ELLIPSIS}"\''
+)
+ENTRY_SNIPPET = f"""
+SELECT ts_headline('{TEXT_CONFIG}', e.text, %s::tsquery, {HEADLINE}), e.text, e.spaceless
+FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE s.num = %s AND e.sequence = %s
+"""
+DIGEST_SNIPPET = f"""
+SELECT ts_headline('{TEXT_CONFIG}', {DIGEST_TEXT}, %s::tsquery, {HEADLINE}), {DIGEST_TEXT},
+       c.spaceless, c.words @@ %s::tsquery
+FROM chat_digests c JOIN sessions s ON s.id = c.session_id WHERE s.num = %s
+"""
+
+# --- recall, scoped to one session ---
+TERM_IN_SESSION = """
+SELECT sequence FROM session_entries WHERE session_id = %s AND words @@ %s::tsquery
+ORDER BY sequence DESC LIMIT %s
+"""
+GRAM_IN_SESSION = """
+SELECT sequence FROM session_entries
+WHERE session_id = %s AND spaceless AND strpos(lower(text), %s) > 0
+ORDER BY sequence DESC LIMIT %s
+"""
+SESSION_HAS_GRAMS = "SELECT 1 FROM session_entries WHERE session_id = %s AND spaceless LIMIT 1"
+SESSION_SIZE = "SELECT MAX(sequence) FROM session_entries WHERE session_id = %s"
+HIT_ROW = f"""
+SELECT ts_headline('{TEXT_CONFIG}', text, %(q)s::tsquery, {HEADLINE.replace("12", "16")}),
+       id, kind, created_at, sequence, text, spaceless, words @@ %(q)s::tsquery
+FROM session_entries WHERE session_id = %(sid)s AND sequence = %(seq)s AND text IS NOT NULL
+"""
+ACTIVE_SEQUENCES = """
+WITH RECURSIVE path(id, parent, sequence) AS (
+    SELECT id, parent_entry_id, sequence FROM session_entries
+    WHERE session_id = %(sid)s
+      AND id = (SELECT active_entry_id FROM session_heads WHERE session_id = %(sid)s)
+    UNION ALL
+    SELECT e.id, e.parent_entry_id, e.sequence
+    FROM session_entries e JOIN path ON e.session_id = %(sid)s AND e.id = path.parent
+    WHERE path.sequence > %(oldest)s AND e.sequence < path.sequence
+)
+SELECT sequence FROM path
+"""
+
+
+def _lexeme(stem: str) -> str:
+    """A stem as one tsquery lexeme: quoted, so it is never syntax."""
+    return "'" + stem.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def query(tokens: Sequence[str], prefix: bool = False) -> str | None:
+    """A phrase of stems as tsquery text (the last one a prefix when `prefix`)."""
+    if not tokens:
+        return None
+    parts = [_lexeme(t) for t in tokens]
+    if prefix:
+        parts[-1] += ":*"
+    return " <-> ".join(parts)
+
+
+def _combine(pieces: Iterable[str | None], conjunctive: bool) -> str | None:
+    found = [f"({p})" for p in pieces if p is not None]
+    if not found:
+        return None
+    return (" & " if conjunctive else " | ").join(found)
+
+
+def _term_query(term: Term) -> str | None:
+    return query(term.tokens, term.prefix)
+
+
+def _needle(text: str) -> str:
+    """Typed text as a substring to look for (folded; a NUL, which no stored text
+    holds and PostgreSQL refuses in a parameter, becomes a space)."""
+    return text.replace("\x00", " ").lower()
+
+
+def _like(needle: str) -> str:
+    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _after(first: list[Any], more: Iterable[Any]) -> list[Any]:
+    seen = set(first)
+    out = list(first)
+    for row in more:
+        if row not in seen:
+            seen.add(row)
+            out.append(row)
+    return out
+
+
+class PostgresSearch:
+    """The SearchIndex of one PostgreSQL store, bound to one read transaction."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+        self._present: bool | None = None
+        self._substring: dict[str, Spaceless | None] = {}
+
+    def _one(self, sql: str, *args: Any) -> int:
+        row = self._conn.execute(sql, args).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    # --- choosing terms ---
+
+    def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        if not texts:
+            return []
+        clean = [t.replace("\x00", " ") for t in texts]
+        return [tuple(row[1]) for row in self._conn.execute(TOKENS, (clean,))]
+
+    def frequency(self, stem: str) -> tuple[int, int]:
+        return self._one(ENTRY_DF, stem), self._one(DIGEST_DF, stem)
+
+    def prefix_frequency(self, stem: str) -> tuple[int, int]:
+        high = stem + _TOP
+        return self._one(ENTRY_PREFIX_DF, stem, high), self._one(DIGEST_PREFIX_DF, stem, high)
+
+    def _grams_present(self) -> bool:
+        if self._present is None:
+            self._present = bool(self._one(GRAMS_PRESENT))
+        return self._present
+
+    def spaceless(self, text: str) -> Spaceless | None:
+        if text not in self._substring:
+            self._substring[text] = self._spaceless(text)
+        return self._substring[text]
+
+    def _spaceless(self, text: str) -> Spaceless | None:
+        if not self._grams_present():
+            return None
+        folded = _needle(text)
+        if len(folded) < MIN_GRAM_CHARS and not spaceless(folded):
+            return None  # a one- or two-letter Latin word is found as a word only
+        like = _like(folded)
+        entry_df, digest_df = self._one(GRAM_ENTRY_DF, like), self._one(GRAM_DIGEST_DF, like)
+        return Spaceless(entry_df, digest_df) if entry_df + digest_df else None
+
+    def _needles(self, terms: Sequence[Term]) -> list[str]:
+        return [_needle(t.text) for t in terms if t.spaceless is not None]
+
+    # --- the lists T1 fuses ---
+
+    def chat_count(self) -> int:
+        return self._one(CHAT_COUNT)
+
+    def entry_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[tuple[ChatKey, EntryKey]]:
+        rows: list[tuple[int, int]] = []
+        expr = _combine((_term_query(t) for t in terms), conjunctive)
+        if expr is not None and (not conjunctive or all(t.tokens for t in terms)):
+            sql = ENTRY_RANKED if ranked else ENTRY_NEWEST
+            rows = [tuple(r) for r in self._conn.execute(sql, {"q": expr, "n": limit})]
+        needles = self._needles(terms)
+        if needles and (not conjunctive or len(needles) == len(terms)):
+            sql = GRAM_ENTRIES_EVERY if conjunctive else GRAM_ENTRIES_ANY
+            args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
+            rows = _after(rows, (tuple(r) for r in self._conn.execute(sql, args)))
+        return [(num, (num << SESSION_SHIFT) + seq) for num, seq in rows[:limit]]
+
+    def digest_matches(
+        self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[ChatKey]:
+        nums: list[int] = []
+        expr = _combine((_term_query(t) for t in terms), conjunctive)
+        if expr is not None and (not conjunctive or all(t.tokens for t in terms)):
+            sql = DIGEST_RANKED if ranked else DIGEST_ANY
+            nums = [r[0] for r in self._conn.execute(sql, {"q": expr, "n": limit})]
+        needles = self._needles(terms)
+        if needles and (not conjunctive or len(needles) == len(terms)):
+            sql = GRAM_DIGESTS_EVERY if conjunctive else GRAM_DIGESTS_ANY
+            args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
+            nums = _after(nums, (r[0] for r in self._conn.execute(sql, args)))
+        return nums[:limit]
+
+    def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
+        expr = _term_query(term)
+        substrings = term.spaceless is not None and term.spaceless.entry_df > 0
+        if not substrings:  # words only: counted in the database
+            if expr is None or not term.entry_df:
+                return {}
+            return dict(self._conn.execute(ENTRY_COUNTS, {"q": expr, "n": limit}).fetchall())
+        # Words and substrings: an entry may hold both, so rows are told apart first.
+        found: set[tuple[int, int]] = set()
+        if expr is not None and term.entry_df:
+            found.update(
+                tuple(r) for r in self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit})
+            )
+        needle = _needle(term.text)
+        args = {"needles": [needle], "likes": [_like(needle)], "n": limit}
+        found.update(tuple(r) for r in self._conn.execute(GRAM_ENTRIES_ANY, args))
+        counts: dict[ChatKey, int] = {}
+        for num, _seq in found:
+            counts[num] = counts.get(num, 0) + 1
+        return counts
+
+    def contains(self, chat: ChatKey, term: Term) -> bool:
+        conn = self._conn
+        expr = _term_query(term)
+        if expr is not None and (
+            conn.execute(ENTRY_PROBE, (chat, expr)).fetchone()
+            or conn.execute(DIGEST_PROBE, (chat, expr)).fetchone()
+        ):
+            return True
+        if term.spaceless is None:
+            return False
+        needle = _needle(term.text)
+        return bool(
+            conn.execute(GRAM_ENTRY_PROBE, (chat, needle)).fetchone()
+            or conn.execute(GRAM_DIGEST_PROBE, (chat, needle)).fetchone()
+        )
+
+    # --- chats and what is shown of them ---
+
+    def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
+        wanted = sorted(set(keys))
+        return list(map(ChatRow._make, self._conn.execute(CHATS_BY_NUM, (wanted,))))
+
+    def all_chats(self) -> list[ChatRow]:
+        return list(map(ChatRow._make, self._conn.execute(ALL_CHATS)))
+
+    def harnesses(self) -> list[str]:
+        return [row[0] for row in self._conn.execute(HARNESSES)]
+
+    def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
+        expr = _combine((_term_query(t) for t in terms), False) or ""
+        needles = [_needle(t.text) for t in terms]
+        if entry is not None:
+            row = self._conn.execute(ENTRY_SNIPPET, (expr, chat, entry & SEQUENCE_MASK)).fetchone()
+            if row is not None and row[1] is not None:
+                if row[2] and any(n.lower() in row[1].lower() for n in needles):
+                    return excerpt(row[1], needles)
+                if MARK in row[0]:
+                    return _cut(row[0], row[1])
+        row = self._conn.execute(DIGEST_SNIPPET, (expr, expr, chat)).fetchone()
+        if row is None:
+            return ""
+        if row[2] and any(n.lower() in row[1].lower() for n in needles):
+            return excerpt(row[1], needles)
+        return _cut(row[0], row[1]) if row[3] else ""
+
+    # --- recall ---
+
+    def session(self, session_id: str) -> PostgresSessionIndex | None:
+        row = self._conn.execute("SELECT 1 FROM chat_digests WHERE session_id = %s", (session_id,))
+        if row.fetchone() is None:
+            return None
+        return PostgresSessionIndex(self._conn, session_id, self)
+
+
+def _cut(headline: str, text: str) -> str:
+    """A headline marked as cut where it does not start or end the text."""
+    plain = headline.replace(MARK, "")
+    out = headline
+    if plain and not text.startswith(plain[:20]):
+        out = ELLIPSIS + out
+    if plain and not text.rstrip().endswith(plain[-20:].rstrip()):
+        out += ELLIPSIS
+    return out
+
+
+class PostgresSessionIndex:
+    """Recall's SessionIndex for one session of one PostgreSQL store."""
+
+    def __init__(
+        self, conn: psycopg.Connection[Any], session_id: str, index: PostgresSearch
+    ) -> None:
+        self._conn = conn
+        self._sid = session_id
+        self._index = index
+        self._has_grams = conn.execute(SESSION_HAS_GRAMS, (session_id,)).fetchone() is not None
+
+    def matches(self, text: str, *, prefix: bool, limit: int) -> list[int]:
+        [tokens] = self._index.tokens([text])
+        expr = query(tokens, prefix)
+        rows: list[int] = []
+        if expr is not None:
+            rows = [r[0] for r in self._conn.execute(TERM_IN_SESSION, (self._sid, expr, limit))]
+        if not prefix and self._has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
+            more = self._conn.execute(GRAM_IN_SESSION, (self._sid, _needle(text), limit))
+            rows = sorted(_after(rows, (r[0] for r in more)), reverse=True)[:limit]
+        return rows
+
+    def size(self) -> int:
+        row = self._conn.execute(SESSION_SIZE, (self._sid,)).fetchone()
+        return int(row[0] or 1) if row else 1
+
+    def hits(
+        self, sequences: Sequence[int], matched: Sequence[Term], needles: Sequence[str]
+    ) -> list[EntryRow]:
+        expr = _combine((_term_query(t) for t in matched), False) or ""
+        out = []
+        for sequence in sequences:
+            row = self._conn.execute(
+                HIT_ROW, {"q": expr, "sid": self._sid, "seq": sequence}
+            ).fetchone()
+            if row is None:
+                continue
+            headline, entry_id, kind, created_at, seq, text, grams, words = row
+            if grams and (not words or MARK not in headline):
+                headline = excerpt(text, needles)
+            else:
+                headline = _cut(headline, text)
+            out.append(EntryRow(seq, entry_id, kind, created_at, headline))
+        return out
+
+    def active(self, oldest: int) -> set[int]:
+        args = {"sid": self._sid, "oldest": oldest}
+        return {r[0] for r in self._conn.execute(ACTIVE_SEQUENCES, args)}
