@@ -33,6 +33,9 @@ from sessionforest.store.sqlite.search import large
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CLAUDE = DATA / "claude-code/synthetic/dag_simple.jsonl"
 TABLES = ("sessions", "session_entries", "session_heads")
+# Not the materialised active path (path_tip, path_length): a cache each store keeps
+# as its own heads move, compared with the parent links by `check`.
+COLUMNS = {"session_heads": "session_id, active_entry_id, updated_at"}
 BIG = large.LARGE_PAYLOAD + 1000  # indexed from Python, not by the triggers
 
 
@@ -65,7 +68,10 @@ def bulk_at(path: Path) -> Iterator[SQLiteBulk]:
 def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row a copy must carry, in a stable order (rowids differ between stores)."""
     with closing(sqlite3.connect(path)) as conn:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in TABLES}
+        return {
+            t: conn.execute(f"SELECT {COLUMNS.get(t, '*')} FROM {t} ORDER BY 1, 2").fetchall()
+            for t in TABLES
+        }
 
 
 def copy(src: BulkStore, dst: BulkStore, session_ids: list[str]) -> dict[str, int]:

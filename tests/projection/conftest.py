@@ -82,7 +82,7 @@ def raw_insert() -> RawInsert:
             (eid, sid, parent, seq, version, kind, payload),
         )
         conn.execute(
-            "INSERT INTO session_heads VALUES (?, ?, 't') "
+            "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, 't') "
             "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id",
             (sid, eid),
         )
