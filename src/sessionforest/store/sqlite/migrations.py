@@ -379,6 +379,15 @@ def search_large_payloads_outside_sql(conn: sqlite3.Connection) -> None:
     _run(conn, *ddl.SMALL_PAYLOAD_TRIGGERS)
 
 
+@migration
+def chat_digest_project(conn: sqlite3.Connection) -> None:
+    # A chat is findable by its project: the last components of its directory
+    # join its title in the digest (and follow `bind`, which sets cwd).
+    from .frozen import chat_digest_project as ddl
+
+    _run(conn, *ddl.REPLACE_TRIGGERS, *ddl.BACKFILL)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 
