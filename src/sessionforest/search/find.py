@@ -80,6 +80,7 @@ def _find(
         top_misses_dropped=[t.label for t in choice.extra if top and not contains(index, top, t)],
         only_hit_holds=top is not None and (mode != "or" or top.and_match),
         outside_window=parsed.window.phrase if outside and parsed.window else None,
+        rivals=shown[2:],
     )
     return ChatSearch(
         query=query,

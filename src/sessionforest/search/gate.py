@@ -2,8 +2,8 @@
 
 Confident only when every typed word is known, the top chat matched all of
 them (the searched terms and the common words dropped from the search), and
-it leads the next chat by 1.5x with at least two matches (and the next chat's
-entries do not hold more of the words), or is the only chat
+it leads the next chat by 1.5x with at least two matches (and no other shown
+chat's entries hold more of the words), or is the only chat
 that matched and one of its entries (or its digest) holds every searched word.
 Never when the time window had to be dropped. Anything else says which
 condition failed.
@@ -33,6 +33,7 @@ def judge(
     top_misses_dropped: Sequence[str] = (),
     only_hit_holds: bool = True,
     outside_window: str | None = None,
+    rivals: Sequence[ChatHit] = (),
 ) -> tuple[bool, GateReason, str]:
     """(confident, reason, sentence) from the two best chats of the full ranking.
 
@@ -43,6 +44,8 @@ def judge(
     every searched word.
     `outside_window`: the window phrase, when it left no chat (the caller
     found chats only without it): never confident.
+    `rivals`: the chats shown after the runner-up; none of them may hold more
+    whole-chat evidence than the top chat either.
     """
     terms = [t.label for t in choice.kept]
     if outside_window is not None and (terms or choice.unknown):
@@ -93,13 +96,13 @@ def judge(
             GateReason.NARROW_LEAD,
             f"the top chat leads the next by only {lead:.2f}x (needs {LEAD}x)",
         )
-    if runner_up.evidence > top.evidence:
-        # The lead comes from one list (say a title match) while the next
+    if max((h.evidence for h in (runner_up, *rivals)), default=0.0) > top.evidence:
+        # The lead comes from one list (say a title match) while another
         # chat's entries hold more of the words: not a clear winner.
         return (
             False,
             GateReason.CONTESTED_LEAD,
-            f"the top chat leads the next by {lead:.2f}x, but the next chat's entries "
+            f"the top chat leads the next by {lead:.2f}x, but another chat's entries "
             "match the words more",
         )
     return (

@@ -91,7 +91,7 @@ class GateReason(StrEnum):
     TOP_MISSES_TERMS = "top-misses-terms"
     SINGLE_MATCH = "single-match"
     NARROW_LEAD = "narrow-lead"
-    CONTESTED_LEAD = "contested-lead"  # the next chat's entries hold more evidence
+    CONTESTED_LEAD = "contested-lead"  # another shown chat's entries hold more evidence
     ONLY_HIT_RELAXED = "only-hit-relaxed"  # the only hit, but its words are spread out
 
 

@@ -1,9 +1,11 @@
-"""T1: one list of matching entries, one of matching chat digests, fused per chat.
+"""T1: one list of matching entries and one of chats ranked by whole-chat evidence, fused.
 
 AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
-(weight / (60 + rank): entries 1, digests 2, and a third list ranking chats by
-whole-chat evidence, a BM25 over how many of their entries match each of the
-rarer terms: 1 under AND, 16 after an OR, where no single entry holds every
+(weight / (60 + rank): entries 1, digests 2 under AND (after an OR their
+chats join as candidates only), and a list ranking chats by whole-chat
+evidence, a BM25F over how many of their entries match each of the rarer
+terms, the chat digest counting as one more entry, length-normalised by the
+chat's size: 1 under AND, 16 after an OR, where no single entry holds every
 word and the chat-level evidence decides) plus small bonuses for several
 matching entries, for covering every term and for recency. Only top-level,
 unquarantined chats count; ended and archived ones are included and marked.
@@ -27,7 +29,14 @@ from .results import ChatHit
 MIN_AND_CHATS: Final = 4
 RRF_K: Final = 60
 ENTRY_WEIGHT: Final = 1.0
-DIGEST_WEIGHT: Final = 2.0
+# Under AND every candidate holds every word, so a digest (title) match
+# settles it. After an OR the digest is only one field of the chat-level
+# evidence (DIGEST_TF): ranked as a list of its own there, a greeting that
+# names someone ("Hey Caroline!") outvoted the chats whose entries hold the
+# question's words (LoCoMo r@1 0.55 with it, 0.65 without); its chats still
+# join as candidates.
+DIGEST_WEIGHT_AND: Final = 2.0
+DIGEST_WEIGHT_OR: Final = 0.0
 # Bonuses are small next to one list's top score (2/61 ~ 0.033) but larger
 # than a few rank steps (~0.0003 each), so they settle near ties.
 MULTI_BONUS: Final = 0.003  # reached at five matching entries
@@ -51,7 +60,14 @@ EVIDENCE_CHATS: Final = 200  # chats the evidence list may add after an OR
 # must not flatten the lead the gate measures).
 EVIDENCE_WEIGHT_AND: Final = 1.0
 EVIDENCE_WEIGHT_OR: Final = 16.0
+# A digest (title, project, opening exchange, latest summary) holding a term
+# counts as this many of the chat's entries holding it: BM25F with the digest
+# as a field.
+DIGEST_TF: Final = 1
 EVIDENCE_K1: Final = 1.2
+# Length normalisation against the mean size of the chats scored: mild,
+# since a chat is a conversation on a topic, not a bag of independent pages.
+EVIDENCE_B: Final = 0.3
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
 
 
@@ -79,6 +95,7 @@ class Candidate:
     entry_matches: int = 0
     best_entry: EntryKey | None = None
     digest_rank: int | None = None
+    digest_weight: float = DIGEST_WEIGHT_AND
     evidence_rank: int | None = None
     evidence_weight: float = EVIDENCE_WEIGHT_AND
     evidence: float = 0.0
@@ -184,22 +201,23 @@ class Evidence:
 
 
 def evidence(index: SearchIndex, terms: Sequence[Term]) -> Evidence:
-    """Sum over terms of idf x saturated count of the chat's matching entries.
+    """Sum over terms of idf x saturated count of the chat's matching entries
+    (its digest counting as DIGEST_TF more), normalised by the chat's size.
 
     Whole-chat evidence: a chat that mentions two rare words in different
     entries outranks one entry that mentions a single one. Terms are read
     rarest first while their document frequencies fit EVIDENCE_BUDGET; the
     common ones left out barely move BM25 anyway.
     """
-    scores: dict[ChatKey, float] = {}
     covered: dict[ChatKey, set[int]] = {}
     counted: set[int] = set()
     total = 0
     order = sorted(range(len(terms)), key=lambda i: terms[i].entries)
     chats = 0
+    per_term: list[tuple[float, dict[ChatKey, int]]] = []
     for i in order:
         term = terms[i]
-        if not term.entries:
+        if not term.entries and not term.digest_df:
             continue
         if total + term.entries > EVIDENCE_BUDGET:
             break
@@ -207,13 +225,26 @@ def evidence(index: SearchIndex, terms: Sequence[Term]) -> Evidence:
         if not chats:
             chats = index.chat_count() or 1
         counts = index.entry_counts(term, EVIDENCE_BUDGET)
+        if term.digest_df:
+            digests = index.digest_matches(
+                [term], conjunctive=False, ranked=False, limit=EVIDENCE_BUDGET
+            )
+            for num in digests:
+                counts[num] = counts.get(num, 0) + DIGEST_TF
         counted.add(i)
         if not counts:
             continue
         idf = math.log(1 + (chats - len(counts) + 0.5) / (len(counts) + 0.5))
-        for num, tf in counts.items():
-            scores[num] = scores.get(num, 0.0) + idf * tf * (EVIDENCE_K1 + 1) / (tf + EVIDENCE_K1)
+        per_term.append((idf, counts))
+        for num in counts:
             covered.setdefault(num, set()).add(i)
+    sizes = index.chat_sizes(covered) if covered else {}
+    mean = (sum(sizes.values()) / len(sizes) if sizes else 0.0) or 1.0
+    scores: dict[ChatKey, float] = {}
+    for idf, counts in per_term:
+        for num, tf in counts.items():
+            norm = EVIDENCE_K1 * (1 - EVIDENCE_B + EVIDENCE_B * sizes.get(num, mean) / mean)
+            scores[num] = scores.get(num, 0.0) + idf * tf * (EVIDENCE_K1 + 1) / (tf + norm)
     return Evidence(scores, covered, frozenset(counted))
 
 
@@ -248,6 +279,7 @@ def _collect(
         if num in chats:
             rank += 1
             chats[num].digest_rank = rank
+            chats[num].digest_weight = DIGEST_WEIGHT_AND if conjunctive else DIGEST_WEIGHT_OR
     # Equal evidence, equal rank: a tie must not be broken by list order.
     better = sorted(-proof.scores[n] for n in chats if n in proof.scores)
     weight = EVIDENCE_WEIGHT_AND if conjunctive else EVIDENCE_WEIGHT_OR
@@ -285,7 +317,7 @@ def _base_score(chat: Candidate, now: datetime) -> float:
     if chat.entry_rank is not None:
         score += ENTRY_WEIGHT / (RRF_K + chat.entry_rank)
     if chat.digest_rank is not None:
-        score += DIGEST_WEIGHT / (RRF_K + chat.digest_rank)
+        score += chat.digest_weight / (RRF_K + chat.digest_rank)
     if chat.evidence_rank is not None:
         score += chat.evidence_weight / (RRF_K + chat.evidence_rank)
     if chat.entry_matches > 1:

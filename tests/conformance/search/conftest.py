@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +42,7 @@ def chat(
     age_days: float = 1.0,
     session_id: str | None = None,
     visibility: str = "top-level",
+    cwd: Path | None = None,
 ) -> str:
     """A chat whose messages alternate user/assistant, all `age_days` old."""
     start = days_ago(age_days)
@@ -50,6 +52,7 @@ def chat(
         session_id=session_id,
         visibility=visibility,
         created_at=iso(start),
+        cwd=cwd,
     )
     for i, body in enumerate(messages):
         kind = "user.message" if i % 2 == 0 else "assistant.message"

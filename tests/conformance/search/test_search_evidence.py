@@ -162,3 +162,57 @@ def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
     )
     verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0))
     assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)
+
+
+# --- T1: whole-chat evidence as a BM25F over entries and digest -------------------
+
+
+def test_chat_sizes_are_the_chats_lengths_in_entries(forest: Forest, make_chat: Any) -> None:
+    short = make_chat("Short", [*FILLER])
+    long = make_chat("Long", [*FILLER, *(f"line {i}" for i in range(8))])
+    with forest._backend.search() as index:
+        nums = {row.session_id: row.key for row in index.all_chats()}
+        sizes = index.chat_sizes([nums[short], nums[long]])
+    assert sizes == {nums[short]: 2, nums[long]: 10}
+
+
+def test_a_short_chat_holding_a_word_as_often_beats_a_long_one(
+    forest: Forest, make_chat: Any
+) -> None:
+    # Same matching entries, same digest; only the length differs.
+    padding = [f"unrelated chatter number {i}" for i in range(40)]
+    long = make_chat("L", [*FILLER, "the glacier hike", *padding, "the fjord cruise"], age_days=1)
+    short = make_chat("S", [*FILLER, "the glacier hike", "the fjord cruise"], age_days=2)
+    for i in range(3):
+        make_chat(f"other {i}", [*FILLER, "glacier"])
+    result = forest.search_chats("glacier fjord", now=NOW)
+    assert result.mode == "or"
+    assert found(result)[:2] == [short, long]
+    assert result.hits[0].evidence > result.hits[1].evidence
+
+
+def test_a_digest_holding_a_word_counts_as_evidence_after_an_or(
+    forest: Forest, make_chat: Any
+) -> None:
+    # No entry holds both words; the title of one chat holds the second.
+    titled = make_chat("Lighthouse trip", [*FILLER, "we rented a kayak"], age_days=3)
+    plain = make_chat("Trip", [*FILLER, "we rented a kayak"], age_days=1)
+    for i in range(3):
+        make_chat(f"other {i}", [*FILLER, "kayak"], age_days=5)
+    result = forest.search_chats("kayak lighthouse", now=NOW)
+    assert result.mode == "or"
+    assert found(result)[0] == titled
+    assert plain in found(result)
+    assert result.hits[0].evidence > result.hits[1].evidence
+
+
+def test_a_lead_any_shown_chats_entries_contest_is_not_confident() -> None:
+    choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
+    top = _hit(0.07, ("a", "b"), evidence=2.0)
+    runner_up = _hit(0.04, ("a", "b"), evidence=1.0)
+    assert judge(choice, top, runner_up, rivals=[_hit(0.03, ("a",), evidence=1.5)])[:2] == (
+        True,
+        GateReason.CLEAR_LEAD,
+    )
+    verdict = judge(choice, top, runner_up, rivals=[_hit(0.03, ("a", "b"), evidence=2.5)])
+    assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)

@@ -255,3 +255,39 @@ def test_the_legacy_v5_history_is_searchable_after_migrating(tmp_path: Path) -> 
         assert hit.kind == "user.message" and "**date**" in hit.snippet
         assert forest.search_session_entries("legacy-orphan", "date") == []
         assert "forest-native" in {h.session_id for h in forest.search_chats("README").hits}
+
+
+def test_the_project_migration_backfills_existing_digests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    project = tmp_path / "work" / "coderabbit-review-helper"
+    project.mkdir(parents=True)
+    names = [name for name, _ in migrations.MIGRATIONS]
+    before = migrations.MIGRATIONS[: names.index("chat_digest_project")]
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", before)
+        old = Forest.open(path)
+        sid = old.create_session("Review tool", "claude", cwd=project)
+        old.append(sid, "user.message", text("hello"), stamp=None)
+        old.close()
+    now = datetime(2026, 9, 30, tzinfo=UTC)
+    with closing(sqlite3.connect(path)) as conn:
+        [(title,)] = conn.execute("SELECT title FROM chat_digest_fts").fetchall()
+    assert title == "Review tool"
+    forest = Forest.open(path)
+    try:
+        with closing(sqlite3.connect(path)) as conn:
+            [(title,)] = conn.execute("SELECT title FROM chat_digest_fts").fetchall()
+        assert title == "Review tool\nwork coderabbit-review-helper"
+        assert [h.session_id for h in forest.search_chats("coderabbit", now=now).hits] == [sid]
+        # Binding a chat afterwards gives it its project words (they follow cwd).
+        later = tmp_path / "kestrel-app"
+        later.mkdir()
+        other = forest.create_session("Plain", "claude")
+        forest.append(other, "user.message", text("hello"), stamp=None)
+        assert forest.search_chats("kestrel", now=now).hits == ()
+        forest.bind(other, later)
+        assert [h.session_id for h in forest.search_chats("kestrel", now=now).hits] == [other]
+    finally:
+        forest.close()

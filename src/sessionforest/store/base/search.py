@@ -139,6 +139,11 @@ class SearchIndex(Protocol):
         """How many chats the index holds (for idf)."""
         ...
 
+    def chat_sizes(self, keys: Iterable[ChatKey]) -> dict[ChatKey, int]:
+        """Per chat among `keys`, its length in entries (for BM25's length
+        normalisation; the sequence of its last indexed entry will do)."""
+        ...
+
     def entry_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
     ) -> list[tuple[ChatKey, EntryKey]]:

@@ -104,6 +104,11 @@ WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
 CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND s.num = ANY(%s)"
 ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
 CHAT_COUNT = "SELECT count(*) FROM chat_digests"
+# A chat's length for BM25's normalisation: its last sequence (one index probe).
+CHAT_SIZES = """
+SELECT s.num, (SELECT max(e.sequence) FROM session_entries e WHERE e.session_id = s.id)
+FROM sessions s WHERE s.num = ANY(%s)
+"""
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
 SESSION_OF = "SELECT id FROM sessions WHERE num = %s"
 ENTRY_PROBE = """
@@ -268,6 +273,11 @@ class PostgresSearch:
 
     def chat_count(self) -> int:
         return self._one(CHAT_COUNT)
+
+    def chat_sizes(self, keys: Iterable[ChatKey]) -> dict[ChatKey, int]:
+        wanted = sorted(set(keys))
+        rows = self._conn.execute(CHAT_SIZES, (wanted,))
+        return {num: int(last or 0) for num, last in rows}
 
     def entry_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int

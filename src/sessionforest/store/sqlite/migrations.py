@@ -411,6 +411,15 @@ def session_paths(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def chat_digest_project(conn: sqlite3.Connection) -> None:
+    # A chat is findable by its project: the last components of its directory
+    # join its title in the digest (and follow `bind`, which sets cwd).
+    from .frozen import chat_digest_project as ddl
+
+    _run(conn, *ddl.REPLACE_TRIGGERS, *ddl.BACKFILL)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 

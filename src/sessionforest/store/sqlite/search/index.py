@@ -75,6 +75,14 @@ DIGEST_SNIPPET = (
     "FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
 )
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
+# A chat's size is the sequence of its last indexed entry: one seek down the
+# index's docsize B-tree per chat (counting the range would walk every row).
+CHAT_SIZES = f"""
+SELECT k.value, (SELECT max(d.id) FROM session_entry_fts_docsize d
+                 WHERE d.id BETWEEN k.value << {SESSION_SHIFT}
+                                AND (k.value << {SESSION_SHIFT}) + {SEQUENCE_MASK})
+FROM json_each(?) AS k
+"""
 
 
 def _after(first: list[int], more: Iterable[int]) -> list[int]:
@@ -122,6 +130,11 @@ class SQLiteSearch:
 
     def chat_count(self) -> int:
         return int(self._conn.execute(CHAT_COUNT).fetchone()[0])
+
+    def chat_sizes(self, keys: Iterable[ChatKey]) -> dict[ChatKey, int]:
+        wanted = orjson.dumps(sorted(set(keys))).decode()
+        rows = self._conn.execute(CHAT_SIZES, (wanted,))
+        return {num: (last & SEQUENCE_MASK) if last is not None else 0 for num, last in rows}
 
     def entry_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
