@@ -260,7 +260,7 @@ def _search(db: str, sizes: dict[str, Any]) -> tuple[list[Row], list[str]]:
         pg_t, pg_q = bench_search.t1_latency(url, corpus, sizes["rounds"], label)
         rows.append(
             Row(
-                f"T1 p95 at {built.entries:,} entries (PostgreSQL | SQLite)",
+                f"T1 p95 at {built.entries:,} entries (PostgreSQL vs SQLite)",
                 harness.ms(pg_t.p(95)),
                 harness.ms(sqlite_t.p(95)),
                 f"{pg_t.p(95) / sqlite_t.p(95):.2f}x",
@@ -375,7 +375,8 @@ def run(quick: bool) -> Section:
             *search_notes,
             "1M (and 300k) entries are not loaded on PostgreSQL in this run: on this 2-core "
             "machine shared with other work `forest copy` runs at the throughput shown "
-            "above (about 20 minutes for 1M), so only 100k is measured; the stores are "
-            "ANALYZEd after the copy, as autovacuum does shortly after a bulk load.",
+            f"above (about 20 minutes for 1M), so only {', '.join(sizes['scaled'])} is "
+            "measured; the stores are ANALYZEd after the copy, as autovacuum does shortly "
+            "after a bulk load.",
         ],
     )
