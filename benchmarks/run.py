@@ -27,6 +27,7 @@ import bench_server
 import bench_skeleton
 import bench_stamp
 import datagen
+import gate_calibration
 import harness
 from harness import Section
 
@@ -37,6 +38,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_import.NAME: bench_import.run,
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
+    gate_calibration.NAME: gate_calibration.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
