@@ -22,6 +22,7 @@ import bench_import
 import bench_importers
 import bench_index_append
 import bench_path
+import bench_redact
 import bench_search
 import bench_server
 import bench_skeleton
@@ -39,6 +40,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
     gate_calibration.NAME: gate_calibration.run,
+    bench_redact.NAME: bench_redact.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
