@@ -46,6 +46,7 @@ class Reply:
     chunk_delay: float = 0.0
     chunks: int = 3  # a streamed text arrives in about this many deltas
     headers: dict[str, str] = field(default_factory=dict)
+    reset: bool = False  # drop the connection without answering (a connection reset)
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,10 @@ class ProviderStandIn:
                 reply = standin._next()
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.reset:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 if reply.status != 200:
                     self._json(reply.status, _error_body(path, reply), reply.headers)
                     return
@@ -258,6 +263,15 @@ class ProviderStandIn:
                     "/v1/chat/completions": chat_completion,
                 }[path](reply, model)
                 self._json(200, answer, reply.headers)
+
+            def do_GET(self) -> None:
+                # GET /v1/models: what a client may ask to open its connection (no turn).
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                standin._record(Request(self.path, {}, headers, time.monotonic()))
+                if self.path.split("?", 1)[0] == "/v1/models":
+                    self._json(200, {"object": "list", "data": [], "has_more": False})
+                else:
+                    self._json(404, {"error": {"message": f"no such path {self.path}"}})
 
             def _json(self, status: int, data: Any, extra: dict[str, str] | None = None) -> None:
                 raw = json.dumps(data).encode()

@@ -49,6 +49,7 @@ MAX_LOOKUPS: Final = 3
 LOOKUP_TOKENS: Final = 2000
 MODEL_SECONDS: Final = 8.0
 LOOKUP_CAP: Final = 800  # tokens one lookup's result is truncated to
+PEEK_CHARS: Final = 1200  # characters of one matching entry a peek shows
 CARD_TOKENS: Final = 60
 CARDS: Final = 8  # T1 candidates carded at the start
 FOUND_CARDS: Final = 5  # new cards one find_chats may add
@@ -395,7 +396,7 @@ class _Loop:
         parts = []
         for hit in hits:
             body = redact.redact(entry_text(self.forest.entry(sid, hit.entry_id))).text
-            parts.append(f"[{hit.kind} #{hit.sequence}] {window(body, words, 900)}")
+            parts.append(f"[{hit.kind} #{hit.sequence}] {window(body, words, PEEK_CHARS)}")
         if not parts:
             parts.append(_best_body(self.forest, sid, ()))
         return f"{card.label} excerpt:\n" + "\n".join(parts)
