@@ -476,6 +476,19 @@ def run(forest: Any, prepared: Prepared, *, began: float | None = None) -> DeepS
     )
 
 
+def deep_line(result: DeepSearch) -> str:
+    """One line saying which tier answered (under `forest find --deep`'s card)."""
+    if result.fallback is not None:
+        return f"  deep: the index answered ({result.fallback}: {result.fallback_detail})"
+    if result.tier == "index":
+        return "  deep: the index was sure; no model asked"
+    named = result.answer or "none of the chats"
+    return (
+        f"  deep: the model chose {named} after {result.lookups} lookups, "
+        f"{result.elapsed_ms} ms ({result.model_ms} ms model)"
+    )
+
+
 def record_usage(forest: Any, result: DeepSearch) -> str | None:
     """The hidden `chat_search` session holding this search's usage (None: read-only store)."""
     if result.usage is None or getattr(forest, "readonly", False):

@@ -114,7 +114,7 @@ def _find(forest: Forest, cfg: ProviderConfig | None, **kw: Any) -> Any:
 def test_the_unsure_index_asks_the_model_which_answers_at_once(
     store: Any, provider_standin: ProviderStandIn, cfg: ProviderConfig
 ) -> None:
-    forest, ids = store
+    forest, _ = store
     assert not forest.search_chats("kanji flashcards", now=NOW).confident
     provider_standin.reply_text('{"answer": "c2"}', input_tokens=321, output_tokens=7)
     result = _find(forest, cfg)
@@ -129,7 +129,7 @@ def test_the_unsure_index_asks_the_model_which_answers_at_once(
     }
     doc = result.to_json()
     assert doc["tier"] == "model" and doc["elapsed_ms"] >= doc["model_ms"] >= 0
-    assert [r.path for r in provider_standin.requests if r.body][0].endswith(
+    assert next(r.path for r in provider_standin.requests if r.body).endswith(
         {
             "anthropic": "messages",
             "openai": "responses" if cfg.api == "responses" else "completions",
@@ -317,3 +317,44 @@ def test_a_prestarted_search_is_used_once_and_expires(
     now[0] = 181.0
     assert starts.take("client-b", "kanji flashcards", 8, None) is None
     _clean(provider_standin)
+
+
+def test_the_cli_runs_deep_find_and_reports_usage(
+    store: Any, provider_standin: ProviderStandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from sessionforest.cli.main import cli
+
+    forest, ids = store
+    monkeypatch.delenv("FOREST_PROVIDER", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    db = str(tmp_path / "deep.db")
+    runner = CliRunner()
+    provider_standin.reply_text('{"answer": "c1"}', input_tokens=99, output_tokens=3)
+    argv = ["--db", db, "find", "kanji flashcards", "--now", NOW.isoformat()]
+    out = runner.invoke(cli, [*argv, "--deep", "--provider", "openai", "--model", "m", "--json"])
+    assert out.exit_code == 0, (out.output, out.exception)
+    doc = json.loads(out.stdout)
+    assert (doc["tier"], doc["fallback"], doc["usage"]["input_tokens"]) == ("model", None, 99)
+    assert doc["answer"] == doc["hits"][0]["session_id"]
+    # Text output says which tier answered; quota is surfaced as such.
+    provider_standin.reply_error(429, "insufficient_quota")
+    text = runner.invoke(cli, [*argv, "--deep", "--provider", "anthropic", "--model", "m"])
+    assert text.exit_code == 0 and "the index answered (quota" in text.stdout
+    # Without --deep, find stays index-only: no request.
+    before = len(provider_standin.requests)
+    assert runner.invoke(cli, [*argv, "--json"]).exit_code == 0
+    assert len(provider_standin.requests) == before
+    shown = runner.invoke(cli, ["--db", db, "usage", "--json"])
+    assert shown.exit_code == 0
+    searches = json.loads(shown.stdout)["searches"]
+    assert [(s["provider"], s["fallback"]) for s in searches] == [
+        ("openai", None),
+        ("anthropic", "quota"),
+    ]
+    listed = runner.invoke(cli, ["--db", db, "usage"])
+    assert "2 deep searches" in listed.stdout
+    sessions = runner.invoke(cli, ["--db", db, "sessions", "--json"])
+    listed_ids = {s["id"] for s in json.loads(sessions.stdout)}
+    assert listed_ids == set(ids.values())  # the usage sessions are hidden
