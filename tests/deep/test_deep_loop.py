@@ -146,7 +146,7 @@ def test_lookups_run_by_us_then_an_answer(
     forest, ids = store
     provider_standin.reply_text('{"lookup": "find_chats", "query": "sourdough starter"}')
     provider_standin.reply_text('{"lookup": "chat_outline", "chat": "c1"}')
-    provider_standin.reply_text('{"lookup": "peek_chat", "chat": "%s"}' % "c1")
+    provider_standin.reply_text('{"lookup": "peek_chat", "chat": "c1"}')
     provider_standin.reply_text('{"answer": "c3"}')
     result = _find(forest, cfg)
     assert (result.tier, result.fallback, result.lookups) == ("model", None, 3)
@@ -326,7 +326,7 @@ def test_the_cli_runs_deep_find_and_reports_usage(
 
     from sessionforest.cli.main import cli
 
-    forest, ids = store
+    _, ids = store
     monkeypatch.delenv("FOREST_PROVIDER", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     db = str(tmp_path / "deep.db")
