@@ -36,14 +36,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal
 
 from . import providers, redact
 from .errors import BackendUnavailable, ProviderError
 from .model import Entry, SessionVisibility
 from .providers import ProviderConfig
 from .search.results import ChatHit, ChatSearch
-from .wire import ChatSearchJson
+from .wire import DeepSearchJson, UsageJson, UsageRecordJson
 
 MAX_LOOKUPS: Final = 3
 LOOKUP_TOKENS: Final = 2000
@@ -139,28 +139,6 @@ class Card:
         when = self.hit.updated_at[:16].replace("T", " ")
         title = truncate_tokens(redact.redact(self.hit.title).text, 15)
         return f"{self.label} | {title} | {when} | {self.hit.harness or '-'} | {self.snippet}"
-
-
-class UsageJson(TypedDict):
-    provider: str
-    model: str
-    input_tokens: int
-    output_tokens: int
-
-
-class DeepSearchJson(ChatSearchJson):
-    """find-a-chat's answer with the deep tier's outcome."""
-
-    tier: str  # "index" or "model"
-    fallback: str | None
-    fallback_detail: str | None
-    answer: str | None  # the chat the model named (null: none, or the index answered)
-    lookups: int
-    lookup_tokens: int
-    usage: UsageJson | None
-    elapsed_ms: int
-    model_ms: int
-    prestarted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -512,22 +490,6 @@ def record_usage(forest: Any, result: DeepSearch) -> str | None:
     return sid
 
 
-class UsageRecordJson(TypedDict):
-    session_id: str
-    created_at: str
-    provider: str
-    model: str
-    input_tokens: int
-    output_tokens: int
-    lookups: int
-    lookup_tokens: int
-    elapsed_ms: int
-    model_ms: int
-    tier: str
-    fallback: str | None
-    task_family: str
-
-
 def usage(forest: Any) -> list[UsageRecordJson]:
     """Every recorded deep search, oldest first."""
     out: list[UsageRecordJson] = []
@@ -649,6 +611,8 @@ class Prestarts:
 
         thread = threading.Thread(target=work, name="deep-prestart", daemon=True)
         with self._lock:
+            for key in [k for k, v in self._by_client.items() if made - v[0] > self.ttl]:
+                del self._by_client[key]  # expired unused: dropped
             self._by_client[client_id] = (made, thread, None)
             self.started += 1
         thread.start()
