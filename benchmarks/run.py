@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import bench_append
+import bench_deep
 import bench_import
 import bench_importers
 import bench_index_append
@@ -41,6 +42,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_search.NAME: bench_search.run,
     gate_calibration.NAME: gate_calibration.run,
     bench_redact.NAME: bench_redact.run,
+    bench_deep.NAME: bench_deep.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
