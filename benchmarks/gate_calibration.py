@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import harness
@@ -92,23 +93,16 @@ def grid() -> list[GateRule]:
     return rules
 
 
-def judge_bridge(forest: Forest, corpus: search_data.BridgeCorpus) -> list[Judged]:
+def judge(
+    forest: Forest, now: datetime, labelled: Sequence[tuple[str, frozenset[str]]]
+) -> list[Judged]:
+    """Search each (query, gold chats) once and keep what the gate judged."""
     out = []
-    for q in corpus.queries:
-        result = forest.search_chats(q.query, now=corpus.now)
+    for query, gold in labelled:
+        result = forest.search_chats(query, now=now)
         assert result.gate is not None
         top = result.hits[0].session_id if result.hits else None
-        out.append(Judged(top, frozenset({q.expect}), result.gate))
-    return out
-
-
-def judge_locomo(forest: Forest, corpus: search_data.Locomo) -> list[Judged]:
-    out = []
-    for q in corpus.questions:
-        result = forest.search_chats(q.question, now=corpus.now)
-        assert result.gate is not None
-        top = result.hits[0].session_id if result.hits else None
-        out.append(Judged(top, q.gold, result.gate))
+        out.append(Judged(top, gold, result.gate))
     return out
 
 
@@ -131,7 +125,7 @@ def collect(work: Path, quick: bool) -> tuple[list[Judged], list[Judged]]:
     try:
         if fresh:
             search_data.store_bridge(forest, bridge)
-        b = judge_bridge(forest, bridge)
+        b = judge(forest, bridge.now, [(q.query, frozenset({q.expect})) for q in bridge.queries])
     finally:
         forest.close()
     path = work / ("gate-locomo-quick.db" if quick else "gate-locomo.db")
@@ -140,7 +134,7 @@ def collect(work: Path, quick: bool) -> tuple[list[Judged], list[Judged]]:
     try:
         if fresh:
             search_data.store_locomo(forest, locomo)
-        lo = judge_locomo(forest, locomo)
+        lo = judge(forest, locomo.now, [(q.question, q.gold) for q in locomo.questions])
     finally:
         forest.close()
     return b, lo
