@@ -2,7 +2,8 @@
 
 `search_chats` is the entry point the facade calls with an index bound to one
 read snapshot; it reads through the index only and writes nothing. No model
-is involved (the deep-search tier will plug in after the gate).
+is involved here: the deep-search tier (deep.py) runs after the gate,
+only when it is unsure.
 """
 
 from __future__ import annotations
