@@ -18,16 +18,19 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import bench_append
+import bench_deep
 import bench_import
 import bench_importers
 import bench_index_append
 import bench_path
 import bench_postgres
+import bench_redact
 import bench_search
 import bench_server
 import bench_skeleton
 import bench_stamp
 import datagen
+import gate_calibration
 import harness
 import peers
 from harness import Section
@@ -39,6 +42,9 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_import.NAME: bench_import.run,
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
+    gate_calibration.NAME: gate_calibration.run,
+    bench_redact.NAME: bench_redact.run,
+    bench_deep.NAME: bench_deep.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,

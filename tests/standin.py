@@ -13,7 +13,7 @@ answers, in order, and read back every request it received:
 
 A reply may wait before answering (`delay`) and, when streamed, between
 chunks (`chunk_delay`), so timeouts and a user's stop can be tested. When the
-script runs out it answers "ok".
+script runs out it answers "ok", or what `responder(body)` returns when set.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +46,7 @@ class Reply:
     chunk_delay: float = 0.0
     chunks: int = 3  # a streamed text arrives in about this many deltas
     headers: dict[str, str] = field(default_factory=dict)
+    reset: bool = False  # drop the connection without answering (a connection reset)
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,9 @@ class ProviderStandIn:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self._script: deque[Reply] = deque()
+        # When the script is empty: a function of the request body choosing the reply
+        # (a scripted model that reads what it was sent; benchmarks use it).
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self._lock = threading.Lock()
         standin = self
 
@@ -242,9 +246,13 @@ class ProviderStandIn:
                 if path not in PATHS:
                     self._json(404, {"error": {"message": f"no such path {path}"}})
                     return
-                reply = standin._next()
+                reply = standin._next(body)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.reset:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 if reply.status != 200:
                     self._json(reply.status, _error_body(path, reply), reply.headers)
                     return
@@ -258,6 +266,15 @@ class ProviderStandIn:
                     "/v1/chat/completions": chat_completion,
                 }[path](reply, model)
                 self._json(200, answer, reply.headers)
+
+            def do_GET(self) -> None:
+                # GET /v1/models: what a client may ask to open its connection (no turn).
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                standin._record(Request(self.path, {}, headers, time.monotonic()))
+                if self.path.split("?", 1)[0] == "/v1/models":
+                    self._json(200, {"object": "list", "data": [], "has_more": False})
+                else:
+                    self._json(404, {"error": {"message": f"no such path {self.path}"}})
 
             def _json(self, status: int, data: Any, extra: dict[str, str] | None = None) -> None:
                 raw = json.dumps(data).encode()
@@ -323,9 +340,12 @@ class ProviderStandIn:
     def reply_events(self, events: list[dict[str, Any]], **fields: Any) -> None:
         self.reply(Reply(events=events, **fields))
 
-    def _next(self) -> Reply:
+    def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
-            return self._script.popleft() if self._script else Reply()
+            if self._script:
+                return self._script.popleft()
+            responder = self.responder
+        return responder(body) if responder is not None else Reply()
 
     def _record(self, request: Request) -> None:
         with self._lock:

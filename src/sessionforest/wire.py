@@ -185,6 +185,44 @@ class ChatSearchJson(TypedDict):
     excluded_terms: list[str]
 
 
+class UsageJson(TypedDict):
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+
+
+class DeepSearchJson(ChatSearchJson):
+    """find-a-chat's answer with the deep tier's (T2) outcome (docs/deep-search.md)."""
+
+    tier: str  # "index" or "model"
+    fallback: str | None
+    fallback_detail: str | None
+    answer: str | None  # the chat the model named (null: none, or the index answered)
+    lookups: int
+    lookup_tokens: int
+    usage: UsageJson | None
+    elapsed_ms: int
+    model_ms: int
+    prestarted: bool
+
+
+class UsageRecordJson(TypedDict):
+    session_id: str
+    created_at: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    lookups: int
+    lookup_tokens: int
+    elapsed_ms: int
+    model_ms: int
+    tier: str
+    fallback: str | None
+    task_family: str
+
+
 class ResultCardJson(TypedDict):
     command: str
     query: str

@@ -133,6 +133,8 @@ def _sample(cls: type[errors.ForestError]) -> errors.ForestError:
             continue
         if name == "candidates":
             args.append([{"id": "a", "title": "t"}, {"id": "b", "sequence": 2, "kind": "k"}])
+        elif name == "reason" and cls is errors.ProviderError:
+            args.append("quota")  # one of errors.PROVIDER_REASONS
         else:
             args.append(7 if name in numbers else f"<{name}>")
     return cls(*args)

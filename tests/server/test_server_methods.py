@@ -81,6 +81,10 @@ def test_every_method_answers_what_it_publishes(
         http, "sessions/search_chats", {"query": "WAL lock", "now": "2030-01-01T00:00:00Z"}
     )
     assert found["hits"][0]["session_id"] == sid
+    deep = call(http, "search/deep", {"query": "WAL lock", "now": "2030-01-01T00:00:00Z"})
+    assert (deep["tier"], deep["fallback"]) == ("index", None)  # the gate is sure: no model
+    assert deep["hits"][0]["session_id"] == sid
+    assert call(http, "search/usage") == []
     resolved = call(http, "sessions/resolve", {"session": sid[:10], "entry": "2"})
     assert resolved == {"session_id": sid, "entry_id": turn[0]["id"]}
     listed = call(http, "sessions/list", {"order": "updated", "limit": 1})

@@ -155,7 +155,7 @@ cli.add_command(admin.migrate)
 cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 cli.add_command(serve.serve)
-for command in (search.recall, search.find, search.end, search.archive):
+for command in (search.recall, search.find, search.usage, search.end, search.archive):
     cli.add_command(command)
 
 

@@ -10,8 +10,11 @@ from datetime import datetime
 
 import click
 
+from ..deep import deep_line, deep_search
+from ..deep import usage as deep_usage
 from ..ids import parse_iso
 from ..model import SessionStatus
+from ..providers import PROVIDERS, ProviderConfig
 from ..render import escape
 from ..search.composer import find_card, recall_card
 from ..search.query import TIME_PHRASES
@@ -79,6 +82,17 @@ plain words; quote a hyphenated word to search for it ("-rf").
     type=click.IntRange(min=1),
     help="At most this many chats.",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="When the index is not sure, let a model look (bounded; falls back to the index).",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    help="The model provider for --deep (default: FOREST_PROVIDER).",
+)
+@click.option("--model", help="The model for --deep (default: FOREST_MODEL).")
 @json_option
 @pass_state
 def find(
@@ -87,13 +101,53 @@ def find(
     now_text: str | None,
     harness: str | None,
     limit: int,
+    deep: bool,
+    provider: str | None,
+    model: str | None,
     as_json: bool,
 ) -> None:
-    result = state.reader.search_chats(query, now=_moment(now_text), limit=limit, harness=harness)
+    now = _moment(now_text)
+    if deep or provider or model:
+        cfg = ProviderConfig.resolve(provider, model)
+        found = deep_search(state.forest, query, cfg, now=now, limit=limit, harness=harness)
+        if as_json:
+            emit_json(found.to_json())
+        else:
+            click.echo(find_card(found.search))
+            click.echo(escape(deep_line(found)))
+        return
+    result = state.reader.search_chats(query, now=now, limit=limit, harness=harness)
     if as_json:
         emit_json(result.to_json())
     else:
         click.echo(find_card(result))
+
+
+@click.command()
+@json_option
+@pass_state
+def usage(state: State, as_json: bool) -> None:
+    """Model usage of deep searches (each a hidden chat_search session)."""
+    records = deep_usage(state.reader)
+    if as_json:
+        emit_json({"task_family": "chat_search", "searches": records})
+        return
+    if not records:
+        click.echo("no deep searches recorded")
+        return
+    for r in records:
+        outcome = r["tier"] if r["fallback"] is None else f"index ({r['fallback']})"
+        click.echo(
+            escape(
+                f"{r['created_at'][:19]}  {r['provider']}/{r['model']}  "
+                f"in {r['input_tokens']} out {r['output_tokens']} tokens  "
+                f"{r['lookups']} lookups  {r['elapsed_ms']} ms ({r['model_ms']} ms model)  "
+                f"{outcome}"
+            )
+        )
+    tokens_in = sum(r["input_tokens"] for r in records)
+    tokens_out = sum(r["output_tokens"] for r in records)
+    click.echo(f"{len(records)} deep searches: {tokens_in} input, {tokens_out} output tokens")
 
 
 def _mark(state: State, session: str, status: SessionStatus, as_json: bool) -> None:

@@ -85,7 +85,9 @@ def serve(
     sessions/create, list, get, resolve, append, append_many, move_head,
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
     project, status, search_session_entries, search_chats, end, archive,
-    export, import, subscribe, unsubscribe, and rpc.discover.
+    export, import, subscribe, unsubscribe, search/deep, search/usage and
+    rpc.discover. Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL
+    (or the call's params).
 
     Listens on loopback only unless --token is given. Browser requests from
     other origins are refused. sessions/import reads only inside --import-root

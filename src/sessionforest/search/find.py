@@ -2,19 +2,21 @@
 
 `search_chats` is the entry point the facade calls with an index bound to one
 read snapshot; it reads through the index only and writes nothing. No model
-is involved (the deep-search tier will plug in after the gate).
+is involved here: the deep-search tier (deep.py) runs after the gate,
+only when it is unsure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from ..store.base import SearchIndex
-from .gate import judge
+from ..store.base import SearchIndex, Term
+from .gate import RULE, GateInput, GateRule
 from .query import parse_query
 from .recall import check_limit
 from .results import ChatSearch
-from .retrieve import Candidate, Filters, contains, hits, recent, retrieve
+from .retrieve import DIGEST_ROWS, Candidate, Filters, contains, hits, recent, retrieve
 from .terms import Vocabulary, choose_terms, exclusions
 
 
@@ -24,23 +26,35 @@ def search_chats(
     now: datetime,
     limit: int = 8,
     harness: str | None = None,
+    rule: GateRule = RULE,
 ) -> ChatSearch:
     """Top-level chats matching `query`, best first, and whether the index is sure.
 
     Time phrases resolve against `now` (UTC when it carries no zone); `harness`
     restricts the chats to one harness, as a harness word does; `limit` must
-    be at least 1 (InvalidArgument otherwise).
+    be at least 1 (InvalidArgument otherwise); `rule` is the gate's operating
+    point (the calibrated one unless a benchmark asks otherwise).
     """
     check_limit(limit)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     known = index.harnesses()
-    found = _find(index, query, now, known, harness, limit)
+    found = _find(index, query, now, known, harness, limit, rule)
     if not found.hits and found.harness and harness is None:
         # A harness name can also be a topic ("the claude sidecar"):
         # with nothing found under the filter, search it as a word.
-        found = _find(index, query, now, [], None, limit)
+        found = _find(index, query, now, [], None, limit, rule)
     return found
+
+
+def _about(index: SearchIndex, top: Candidate, terms: Sequence[Term]) -> bool:
+    """Whether the top chat's digest (title, opening exchange, latest summary) holds
+    every term: among the best-ranked digests holding them all (a cut list errs
+    toward False, which only makes the gate less sure)."""
+    if not terms:
+        return False
+    held = index.digest_matches(terms, conjunctive=True, ranked=True, limit=DIGEST_ROWS)
+    return top.key in held
 
 
 def _find(
@@ -50,6 +64,7 @@ def _find(
     known: list[str],
     harness: str | None,
     limit: int,
+    rule: GateRule,
 ) -> ChatSearch:
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
@@ -73,15 +88,19 @@ def _find(
         chats = []
     shown = hits(index, chats[: max(limit, 2)], choice.kept)
     top = chats[0] if chats else None
-    confident, reason, detail = judge(
+    facts = GateInput(
         choice,
         shown[0] if shown else None,
         shown[1] if len(shown) > 1 else None,
-        top_misses_dropped=[t.label for t in choice.extra if top and not contains(index, top, t)],
+        top_misses_dropped=tuple(
+            t.label for t in choice.extra if top and not contains(index, top, t)
+        ),
         only_hit_holds=top is not None and (mode != "or" or top.and_match),
         outside_window=parsed.window.phrase if outside and parsed.window else None,
-        rivals=shown[2:],
+        rivals=tuple(shown[2:]),
+        top_about=top is not None and len(shown) > 1 and _about(index, top, choice.kept),
     )
+    confident, reason, detail = facts.judge(rule)
     return ChatSearch(
         query=query,
         confident=confident,
@@ -97,4 +116,5 @@ def _find(
         mode=mode,
         outside_window=tuple(hits(index, outside[:limit], choice.kept)),
         excluded_terms=parsed.excluded,
+        gate=facts,
     )

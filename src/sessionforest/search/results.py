@@ -6,12 +6,16 @@ excerpts chosen by the search backend, never whole entry bodies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from ..scripts import ELLIPSIS, MARK
 from ..wire import ChatHitJson, ChatSearchJson, EntryHitJson
 from .query import TimeWindow
+
+if TYPE_CHECKING:
+    from .gate import GateInput
 
 __all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
@@ -93,6 +97,7 @@ class GateReason(StrEnum):
     NARROW_LEAD = "narrow-lead"
     CONTESTED_LEAD = "contested-lead"  # another shown chat's entries hold more evidence
     ONLY_HIT_RELAXED = "only-hit-relaxed"  # the only hit, but its words are spread out
+    NOT_ABOUT = "not-about"  # a lead, but the top chat's digest lacks a word
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,9 @@ class ChatSearch:
     outside_window: tuple[ChatHit, ...] = ()
     # `-word`s: no chat holding one (in an entry or its digest) is listed.
     excluded_terms: tuple[str, ...] = ()
+    # What the gate judged (not part of the JSON): lets a benchmark re-judge
+    # the same search under another operating point without searching again.
+    gate: GateInput | None = field(default=None, compare=False, repr=False)
 
     @property
     def top(self) -> ChatHit | None:

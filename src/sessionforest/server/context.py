@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..deep import Prestarts
 from ..errors import ForestError, InvalidArgument
 from ..forest import AppendRequest, Forest
 from ..ids import new_id
@@ -101,6 +102,8 @@ class Server:
         # so writes still commit in the order they were submitted.
         self._group: _Group | None = None
         self._group_lock = threading.Lock()
+        # Deep search (T2): at most one pre-started search per connected client.
+        self.prestarts = Prestarts()
 
     async def read(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._readers, fn)

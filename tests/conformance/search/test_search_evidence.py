@@ -10,7 +10,7 @@ import pytest
 
 from sessionforest import Forest
 from sessionforest.search import retrieve
-from sessionforest.search.gate import judge
+from sessionforest.search.gate import GateRule, LeadMeasure, judge
 from sessionforest.search.query import parse_query, split_words
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
@@ -156,11 +156,12 @@ def test_the_top_chat_is_checked_against_dropped_words(forest: Forest, make_chat
 def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
     choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
     top = _hit(0.07, ("a", "b"), evidence=2.0)
-    assert judge(choice, top, _hit(0.04, ("a", "b"), evidence=1.0))[:2] == (
+    fused = GateRule(LeadMeasure.FUSED, 1.5, about=False)
+    assert judge(choice, top, _hit(0.04, ("a", "b"), evidence=1.0), rule=fused)[:2] == (
         True,
         GateReason.CLEAR_LEAD,
     )
-    verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0))
+    verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0), rule=fused)
     assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionforest import Forest
-from sessionforest.search.gate import judge
+from sessionforest.search.gate import GateRule, LeadMeasure, judge
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
 
@@ -27,15 +27,54 @@ def test_the_only_chat_that_matches_is_confident(forest: Forest, make_chat: Any)
 def test_a_clear_leader_matching_every_word_twice_is_confident(
     forest: Forest, make_chat: Any
 ) -> None:
-    # The leader matches in its digest and its entries; the others once, late.
+    # The leader matches in its digest and its entries; the others lack the rarest word.
+    leader = make_chat("Postgres vacuum bloat", ["postgres vacuum bloat again", "tune vacuum"])
+    for i in range(3):
+        make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum notes"])
+    result = forest.search_chats("postgres vacuum bloat", now=NOW)
+    assert result.top is not None and result.top.session_id == leader
+    assert result.top.matches >= 2
+    # The lead is measured on chat-level evidence (search.gate.RULE), not fused scores.
+    assert result.hits[0].evidence >= 2 * result.hits[1].evidence
+    assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
+
+
+def test_an_equal_spread_of_the_words_is_no_lead(forest: Forest, make_chat: Any) -> None:
+    # Every chat holds every word: more mentions alone never double the evidence.
     leader = make_chat("Postgres vacuum bloat", ["postgres vacuum bloat again", "tune vacuum"])
     for i in range(3):
         make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum bloat notes"])
     result = forest.search_chats("postgres vacuum bloat", now=NOW)
     assert result.top is not None and result.top.session_id == leader
-    assert result.top.matches >= 2
-    assert result.hits[0].score >= 1.5 * result.hits[1].score
-    assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
+    assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
+    assert "evidence" in result.detail
+
+
+def test_a_lead_needs_the_top_chat_to_be_about_the_words(forest: Forest, make_chat: Any) -> None:
+    # The leader holds every word, but deep inside, not in its title or opening.
+    make_chat("Database chores", ["hello", "x", "y", "postgres vacuum bloat", "vacuum again"])
+    for i in range(3):
+        make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum notes"])
+    result = forest.search_chats("postgres vacuum bloat", now=NOW)
+    assert (result.confident, result.reason) == (False, GateReason.NOT_ABOUT)
+    assert result.gate is not None
+    assert result.gate.judge(GateRule(about=False))[:2] == (True, GateReason.CLEAR_LEAD)
+
+
+def test_each_lead_measure_reads_its_own_scores() -> None:
+    choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
+    top = ChatHit("s", "t", 0.032, "active", "", "", "", "", ("a", "b"), 2, True, 4.0)
+    # Fused scores 1.03x apart; evidence 4x; the next chat misses "b".
+    nxt = ChatHit("n", "t", 0.031, "active", "", "", "", "", ("a",), 2, True, 1.0)
+    fused = GateRule(LeadMeasure.FUSED, about=False)
+    assert judge(choice, top, nxt, rule=fused)[:2] == (False, GateReason.NARROW_LEAD)
+    evidence = GateRule(LeadMeasure.EVIDENCE, 2.0, about=False)
+    assert judge(choice, top, nxt, rule=evidence)[:2] == (True, GateReason.CLEAR_LEAD)
+    equal = ChatHit("n", "t", 0.031, "active", "", "", "", "", ("a",), 2, True, 4.0)
+    assert judge(choice, top, equal, rule=evidence)[:2] == (False, GateReason.NARROW_LEAD)
+    coverage = GateRule(LeadMeasure.COVERAGE, 2.0, about=False)
+    verdict = judge(choice, top, equal, rule=coverage)
+    assert verdict[:2] == (True, GateReason.CLEAR_LEAD) and "misses" in verdict[2]
 
 
 def test_twins_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
@@ -43,7 +82,7 @@ def test_twins_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
     make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
-    assert "1.5x" in result.detail
+    assert "2.0x" in result.detail
 
 
 def test_a_top_chat_with_a_single_match_is_not_enough(forest: Forest, make_chat: Any) -> None:
@@ -99,18 +138,25 @@ def _choice(*words: str) -> TermChoice:
     return TermChoice(tuple(Term(w, (w,), 1, 0) for w in words), (), (), ())
 
 
-def test_the_lead_threshold_is_one_and_a_half() -> None:
+def test_the_literal_fused_rule_leads_by_one_and_a_half() -> None:
+    fused = GateRule(LeadMeasure.FUSED, 1.5, about=False)
     choice = _choice("a", "b")
     top = _hit(0.03, ("a", "b"), 2, False)
-    assert judge(choice, top, _hit(0.02, ("a",), 1, False))[:2] == (True, GateReason.CLEAR_LEAD)
-    assert judge(choice, top, _hit(0.0201, ("a",), 1, False))[:2] == (
+    assert judge(choice, top, _hit(0.02, ("a",), 1, False), rule=fused)[:2] == (
+        True,
+        GateReason.CLEAR_LEAD,
+    )
+    assert judge(choice, top, _hit(0.0201, ("a",), 1, False), rule=fused)[:2] == (
         False,
         GateReason.NARROW_LEAD,
     )
-    assert judge(choice, top, None)[:2] == (True, GateReason.ONLY_HIT)
+    assert judge(choice, top, None, rule=fused)[:2] == (True, GateReason.ONLY_HIT)
     one_match = _hit(0.03, ("a", "b"), 0, True)
-    assert judge(choice, one_match, _hit(0.001, (), 1, False))[1] == GateReason.SINGLE_MATCH
-    assert judge(choice, one_match, None)[1] == GateReason.ONLY_HIT
+    assert (
+        judge(choice, one_match, _hit(0.001, (), 1, False), rule=fused)[1]
+        == GateReason.SINGLE_MATCH
+    )
+    assert judge(choice, one_match, None, rule=fused)[1] == GateReason.ONLY_HIT
 
 
 def test_result_json_carries_the_verdict(forest: Forest, make_chat: Any) -> None:

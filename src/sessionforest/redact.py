@@ -1,0 +1,133 @@
+"""Redaction of model-bound text: detect-secrets' plugins and entropy checks on whole bodies.
+
+Everything deep search sends to a model (card snippets, peeked windows,
+outlines) is cut from text that went through `redact` first, whole body at a
+time, so a secret a window edge would split is still found. Detection is
+detect-secrets' (its default plugin set: the keyword, private-key, cloud and
+service token detectors and the base64/hex high-entropy checks, eager search
+on), never a list of our own patterns; the one thing added here is
+structural: a private key's armour marks the whole block, so its base64 body
+goes with its BEGIN line. detect-secrets is an optional dependency (the
+`deep` extra); `available()` says whether it is installed.
+
+detect-secrets keeps its settings in process-global state, so scans are
+serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import Final
+
+REDACTED: Final = "[redacted]"
+_LOCK = threading.Lock()
+_KEY_BEGIN = re.compile(r"BEGIN[A-Z ]*PRIVATE KEY")
+_KEY_END = re.compile(r"END[A-Z ]*PRIVATE KEY")
+_BINARY = re.compile(r"([\w.-]+)\s*:\s*(!!binary\s+([A-Za-z0-9+/=]+))")
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    text: str
+    secrets: int  # how many secrets (or private-key blocks) were replaced
+
+
+def available() -> bool:
+    """Whether detect-secrets is installed (the `deep` extra)."""
+    return find_spec("detect_secrets") is not None
+
+
+def _scan(line: str) -> set[str]:
+    """The secret values detect-secrets finds on one line.
+
+    `scan_line` (its ad-hoc string scan) searches unquoted strings too and
+    leaves the entropy limit to the caller, so each entropy finding is kept
+    only above its own plugin's limit (the plugin's Shannon entropy). Chat
+    text often holds pasted configuration, so the keyword detector also reads
+    the line as a config file would be read (`key: value`, `key = value`
+    without quotes), with its own regexes for that file type.
+    """
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+    from detect_secrets.plugins.keyword import KeywordDetector
+    from detect_secrets.settings import get_plugins
+
+    plugins = get_plugins()
+    entropy = {p.secret_type: p for p in plugins if isinstance(p, HighEntropyStringsPlugin)}
+    values = set()
+    for secret in scan_line(line):
+        value = secret.secret_value
+        if not value:
+            continue
+        plugin = entropy.get(secret.type)
+        if plugin is not None and plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
+            continue
+        values.add(value)
+    for plugin in plugins:
+        if isinstance(plugin, KeywordDetector):
+            found = plugin.analyze_line(filename="pasted.yaml", line=line, line_number=0)
+            values.update(s.secret_value for s in found if s.secret_value)
+    return values
+
+
+def _binary(line: str) -> set[str]:
+    """YAML `!!binary` values whose decoded text holds a secret (detect-secrets'
+    YAML transformer decodes them before scanning; this does the same per line)."""
+    values = set()
+    for match in _BINARY.finditer(line):
+        try:
+            decoded = base64.b64decode(match.group(3), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if _scan(f'{match.group(1)}: "{decoded}"'):
+            values.add(match.group(2))  # the tagged scalar, tag and all
+    return values
+
+
+def _found(line: str) -> list[str]:
+    """The secret values on one line, longest first."""
+    values = _scan(line)
+    if "!!binary" in line:
+        values |= _binary(line)
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str) -> Redaction:
+    """`text` with every secret detect-secrets finds replaced by `[redacted]`.
+
+    Lines are scanned one by one over the whole body (detect-secrets is a
+    line scanner); a private key's block, from its BEGIN line to its END
+    line (or the end of the text), is replaced whole.
+    """
+    if not text:
+        return Redaction(text, 0)
+    from detect_secrets.settings import default_settings
+
+    out: list[str] = []
+    count = 0
+    in_key = False
+    with _LOCK, default_settings():
+        for line in text.splitlines(keepends=True):
+            if in_key:
+                if _KEY_END.search(line):
+                    in_key = False
+                continue
+            body = line.rstrip("\r\n")
+            ending = line[len(body) :]
+            begin = _KEY_BEGIN.search(body)
+            if begin is not None:
+                count += 1
+                in_key = _KEY_END.search(body[begin.end() :]) is None
+                out.append(REDACTED + ending)
+                continue
+            values = _found(body) if body.strip() else []
+            for value in values:
+                if value in body:
+                    body = body.replace(value, REDACTED)
+                    count += 1
+            out.append(body + ending)
+    return Redaction("".join(out), count)
