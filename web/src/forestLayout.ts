@@ -1,7 +1,9 @@
-// Lays the forest snapshot out as a graph: row = depth from the root, lane = column. The
-// first child continues its parent's lane, every other child opens a new lane to the right,
-// so branches stand side by side. Linear in the number of nodes (no recursion: a 10,000-entry
-// chain must not overflow the stack).
+// Lays the forest snapshot out as a graph: row = depth from the root, lane = column. A
+// branch segment is a chain that follows each node's first-written child; the segments are
+// packed into lanes greedily by the rows they span (a lane is reused once the branch that
+// held it has ended, as git's graph drawings do), so hundreds of short side branches share a
+// few lanes beside the main line. The layout depends only on the tree (not on the head), so
+// nothing jumps when the head moves. Linear in the nodes, no recursion (10,000-deep chains).
 import type { NodeJson } from "./api/types.gen";
 
 export interface Placed {
@@ -18,39 +20,63 @@ export interface Layout {
   lanes: number;
 }
 
-export function layout(nodes: readonly NodeJson[], activePath: readonly string[]): Layout {
+interface Segment {
+  nodes: NodeJson[];
+  row: number; // the first node's row
+  parent: string | null;
+}
+
+export function layout(nodes: readonly NodeJson[]): Layout {
   const children = new Map<string | null, NodeJson[]>();
   for (const node of nodes) {
-    const key = node.parent_id;
-    const list = children.get(key);
+    const list = children.get(node.parent_id);
     if (list) list.push(node);
-    else children.set(key, [node]);
+    else children.set(node.parent_id, [node]);
   }
-  const active = new Set(activePath);
-  // Active children first (the active path stays in lane 0), then by sequence.
-  for (const list of children.values())
-    list.sort((a, b) => Number(active.has(b.id)) - Number(active.has(a.id)) || a.sequence - b.sequence);
+  for (const list of children.values()) list.sort((a, b) => a.sequence - b.sequence);
+
+  // Cut the tree into segments (preorder), each following first-written children down.
+  const segments: Segment[] = [];
+  const starts: { node: NodeJson; row: number }[] = (children.get(null) ?? []).map((node) => ({ node, row: 0 })).reverse();
+  while (starts.length) {
+    const { node: first, row } = starts.pop()!;
+    const seg: Segment = { nodes: [], row, parent: first.parent_id };
+    let node: NodeJson | undefined = first;
+    let r = row;
+    const later: { node: NodeJson; row: number }[] = [];
+    while (node) {
+      seg.nodes.push(node);
+      const kids: NodeJson[] = children.get(node.id) ?? [];
+      for (let i = kids.length - 1; i >= 1; i--) later.push({ node: kids[i], row: r + 1 });
+      node = kids[0];
+      r += 1;
+    }
+    segments.push(seg);
+    for (let i = 0; i < later.length; i++) starts.push(later[i]);
+  }
+
+  // Pack: earliest-starting segment first, into the lowest lane free over its rows.
+  const order = segments.map((_, i) => i).sort((a, b) => segments[a].row - segments[b].row || a - b);
+  const freeFrom: number[] = [];
   const placed: Placed[] = [];
   const byId = new Map<string, Placed>();
-  let lanes = 0;
-  const stack: { node: NodeJson; row: number; lane: number; parentLane: number | null }[] = [];
-  const roots = children.get(null) ?? [];
-  for (let i = roots.length - 1; i >= 0; i--) stack.push({ node: roots[i], row: 0, lane: -1, parentLane: null });
-  while (stack.length) {
-    const item = stack.pop()!;
-    if (item.lane === -1) item.lane = lanes++;
-    const p: Placed = { node: item.node, row: item.row, lane: item.lane, parentLane: item.parentLane };
-    placed.push(p);
-    byId.set(item.node.id, p);
-    const kids = children.get(item.node.id) ?? [];
-    // Push in reverse so the first child is visited next (depth first, lanes left to right).
-    for (let i = kids.length - 1; i >= 0; i--)
-      stack.push({ node: kids[i], row: item.row + 1, lane: i === 0 ? item.lane : -1, parentLane: item.lane });
+  for (const i of order) {
+    const seg = segments[i];
+    let lane = 0;
+    // A free row between the old occupant and the new branch, so its connector is unambiguous.
+    while (lane < freeFrom.length && freeFrom[lane] >= seg.row) lane++;
+    freeFrom[lane] = seg.row + seg.nodes.length;
+    seg.nodes.forEach((node, k) => {
+      const parentLane = k > 0 ? lane : seg.parent ? (byId.get(seg.parent)?.lane ?? null) : null;
+      const p: Placed = { node, row: seg.row + k, lane, parentLane };
+      placed.push(p);
+      byId.set(node.id, p);
+    });
   }
   const rows: Placed[][] = [];
   for (const p of placed) (rows[p.row] ??= []).push(p);
   for (const row of rows) row?.sort((a, b) => a.lane - b.lane);
-  return { placed, byId, rows, lanes };
+  return { placed, byId, rows, lanes: freeFrom.length };
 }
 
 /** The nodes of `rows` in the visible window [row0, row1) x [lane0, lane1). */

@@ -9,7 +9,7 @@ export type StreamState = "streaming" | "complete" | "incomplete" | "failed";
 export type Block =
   | { type: "text"; text: string }
   | { type: "thinking"; text: string; redacted: boolean }
-  | { type: "tool"; id: string; name: string; input: unknown; result: ToolResult | null }
+  | { type: "tool"; id: string; name: string; input: unknown; result: ToolResult | null; raw: LogEntryJson[] }
   | { type: "image"; media_type: string };
 
 export interface ToolResult {
@@ -46,7 +46,7 @@ function blocksOf(content: unknown): Block[] {
     else if (b.type === "redacted_thinking") out.push({ type: "thinking", text: "", redacted: true });
     else if (b.type === "image") out.push({ type: "image", media_type: String(b.media_type) });
     else if (b.type === "tool_call")
-      out.push({ type: "tool", id: String(b.id), name: String(b.name), input: b.input, result: null });
+      out.push({ type: "tool", id: String(b.id), name: String(b.name), input: b.input, result: null, raw: [] });
   }
   return out;
 }
@@ -78,13 +78,23 @@ export function buildUnits(entries: readonly LogEntryJson[]): Unit[] {
           isError: Boolean(p.is_error),
         };
         const call = openCalls.get(String(p.call_id));
-        if (call && call.result === null) call.result = result;
+        if (call && call.result === null) {
+          call.result = result;
+          call.raw.push(entry);
+        }
         else
           units.push({
             type: "tool",
             entry,
-            block: { type: "tool", id: String(p.call_id), name: String(p.name ?? "tool"), input: null, result },
+            block: { type: "tool", id: String(p.call_id), name: String(p.name ?? "tool"), input: null, result, raw: [entry] },
           });
+        break;
+      }
+      case "tool.started": {
+        // The harness's own "tool started" record belongs to the call it announces.
+        const call = openCalls.get(String(p.call_id));
+        if (call) call.raw.push(entry);
+        else units.push({ type: "hidden", entry });
         break;
       }
       case "compaction":

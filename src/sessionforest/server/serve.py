@@ -132,7 +132,7 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
     )
     host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     echo(
-        f"forest serve: http://{host}:{port}/ (the web UI; POST /rpc, WebSocket /ws, "
-        f"GET /healthz); store {server.forest.path}; Ctrl-C stops"
+        f"forest serve: listening on http://{host}:{port} (the web UI at /; POST /rpc, "
+        f"WebSocket /ws, GET /healthz); store {server.forest.path}; Ctrl-C stops"
     )
     _Uvicorn(config).run(sockets=[sock])

@@ -2,9 +2,9 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LogEntryJson, SnapshotJson } from "../api/types.gen";
 import { layout, visible, type Placed } from "../forestLayout";
 
-const W = 132; // node width
+const W = 150; // node width
 const H = 30; // node height
-const LANE = 152; // lane pitch
+const LANE = 168; // lane pitch
 const ROW = 46; // row pitch
 const PAD = 12;
 const OVERSCAN = 3;
@@ -34,7 +34,7 @@ interface Props {
 }
 
 export function ForestView({ snapshot, log, onMove }: Props) {
-  const l = useMemo(() => layout(snapshot.nodes, snapshot.active_path), [snapshot]);
+  const l = useMemo(() => layout(snapshot.nodes), [snapshot]);
   const active = useMemo(() => new Set(snapshot.active_path), [snapshot]);
   const labels = useMemo(() => new Map(snapshot.checkpoints.map((c) => [c.id, c.label])), [snapshot]);
   const diverged = useMemo(() => new Set(log.filter((e) => e.diverged).map((e) => e.id)), [log]);

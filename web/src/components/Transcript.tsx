@@ -1,3 +1,4 @@
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import Markdown from "react-markdown";
 import rehypeHighlight from "rehype-highlight";
 import type { LogEntryJson } from "../api/types.gen";
@@ -54,6 +55,14 @@ function BlockView({ block }: { block: Block }) {
               <pre>{block.result.text}</pre>
             </>
           ) : null}
+          {block.raw.map((e) => (
+            <details key={e.id} className="hidden-entry" data-entry={e.id}>
+              <summary>
+                Raw <code>{e.kind}</code> #{e.sequence}
+              </summary>
+              <pre>{json(e.payload)}</pre>
+            </details>
+          ))}
         </details>
       );
   }
@@ -153,12 +162,31 @@ export interface Live {
   error?: string;
 }
 
+const PAGE = 150;
+
 export function Transcript({ entries, live, ...actions }: { entries: LogEntryJson[]; live: Live | null } & ActionProps) {
-  const units = buildUnits(entries);
+  const units = useMemo(() => buildUnits(entries), [entries]);
+  // A long path renders its last PAGE units; earlier ones a page at a time, on request.
+  const [shown, setShown] = useState(PAGE);
+  const first = entries[0]?.id;
+  useEffect(() => setShown(PAGE), [first]);
+  const start = Math.max(0, units.length - shown);
+  // Follow the end of the path: on open, on a new entry, while a reply streams.
+  const section = useRef<HTMLElement>(null);
+  const last = entries[entries.length - 1]?.id;
+  useLayoutEffect(() => {
+    const el = section.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [last, live?.text]);
   return (
-    <section className="transcript" aria-label="Transcript">
+    <section className="transcript" aria-label="Transcript" ref={section}>
       {units.length === 0 && !live ? <p className="empty">No entries on this branch yet.</p> : null}
-      {units.map((unit) => (
+      {start > 0 ? (
+        <button className="earlier" onClick={() => setShown((n) => n + PAGE)}>
+          Show earlier entries ({start} not shown)
+        </button>
+      ) : null}
+      {units.slice(start).map((unit) => (
         <UnitView key={unit.entry.id} unit={unit} {...actions} />
       ))}
       {live ? (
