@@ -6,7 +6,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Page, Route, expect
+
 from server.conftest import Running, start
 
 from .conftest import FOREST_CLI, axe, rpc, shot
@@ -29,7 +29,9 @@ def served(ui_store: dict[str, Any], tmp_path: Path) -> Iterator[Running]:
 
 
 def open_chat(page: Page, title: str) -> None:
-    page.get_by_role("navigation", name="Chats").get_by_role("button", name=re.compile(re.escape(title))).first.click()
+    page.get_by_role("navigation", name="Chats").get_by_role(
+        "button", name=re.compile(re.escape(title))
+    ).first.click()
     expect(page.get_by_role("heading", level=1)).to_have_text(title)
 
 
@@ -157,7 +159,7 @@ def test_clicking_a_side_branch_moves_the_head_and_the_transcript_follows(
     page = page_for(served.url + "/")
     open_chat(page, "Fix 'database is locked' in the nightly import")
     snap = rpc(served.url, "sessions/forest_snapshot", {"session_id": ui_store["demo"]})
-    side = [t for t in snap["tips"] if t != snap["head"]][0]
+    side = next(t for t in snap["tips"] if t != snap["head"])
     tree = page.get_by_role("tree")
     head = tree.locator('[aria-current="true"]')
     expect(head).to_have_count(1)
@@ -171,8 +173,13 @@ def test_clicking_a_side_branch_moves_the_head_and_the_transcript_follows(
     tree.locator(f'[data-node="{side}"]').focus()
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
-    expect(tree.locator('[aria-current="true"]')).to_have_attribute("data-node", parent["parent_id"])
-    assert rpc(served.url, "sessions/get", {"session_id": ui_store["demo"]})["head"] == parent["parent_id"]
+    expect(tree.locator('[aria-current="true"]')).to_have_attribute(
+        "data-node", parent["parent_id"]
+    )
+    assert (
+        rpc(served.url, "sessions/get", {"session_id": ui_store["demo"]})["head"]
+        == parent["parent_id"]
+    )
 
 
 def test_recall_shows_a_card_and_writes_nothing(
@@ -219,7 +226,9 @@ def test_checkpoint_command_labels_the_forest(
     box = page.get_by_role("textbox", name="Message")
     box.fill("/checkpoint ready-to-merge")
     box.press("Enter")
-    expect(page.get_by_role("treeitem", name=re.compile("checkpoint ready-to-merge"))).to_be_visible()
+    expect(
+        page.get_by_role("treeitem", name=re.compile("checkpoint ready-to-merge"))
+    ).to_be_visible()
     snap = rpc(served.url, "sessions/forest_snapshot", {"session_id": ui_store["demo"]})
     assert "ready-to-merge" in [c["label"] for c in snap["checkpoints"]]
 
@@ -293,7 +302,6 @@ def test_reconnects_after_the_server_restarts(
     first.terminate()
     assert first.wait(30) == 0
     expect(status).not_to_have_attribute("aria-label", "Live updates: live")
-    second = start(db, "--port", str(port)) if False else None  # noqa: F841 - port is fixed
     proc = subprocess.Popen([FOREST_CLI, "--db", str(db), "serve", "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
@@ -366,4 +374,3 @@ def test_everything_is_reachable_by_keyboard(
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
     expect(page.get_by_role("tree").locator('[aria-current="true"]')).to_be_focused()
-    time.sleep(0)

@@ -30,7 +30,9 @@ def openrpc_text() -> str:
     """The OpenRPC document as web/src/api/openrpc.json holds it (sorted, indented)."""
     from .openrpc import document
 
-    return orjson.dumps(document(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    return (
+        orjson.dumps(document(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover - a developer's tool
