@@ -66,3 +66,14 @@ def harness(backend: Backend, tmp_path: Path) -> Iterator[Harness]:
 def forest(harness: Harness) -> Forest:
     """A fresh store of the backend under test (closed by the harness)."""
     return harness.fresh()
+
+
+@pytest.fixture
+def provider_standin() -> Iterator[Any]:
+    """A local server speaking the provider APIs, with the SDKs' variables pointing at it."""
+    from standin import ProviderStandIn
+
+    server = ProviderStandIn().start()
+    with server.env():
+        yield server
+    server.stop()

@@ -40,6 +40,7 @@
     │   └── UnknownTreeNode          tree, node_id: no such workspace or agent record
     ├── ProjectionError              session_id, entry_id, reason: context would be invalid
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
+    ├── ProviderError                provider, model, reason, status: a model request failed
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -56,7 +57,7 @@ status and JSON-RPC error code):
                                        UnknownParent, JsonlParseError, AdapterError
     Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
                                        StoreOutdated), StoreIOError (StoreFull,
-                                       StoreReadOnly), BackendUnavailable
+                                       StoreReadOnly), BackendUnavailable, ProviderError
     Damaged        exit 6  rpc -32005  SessionDamaged (SessionQuarantined),
                                        UnsupportedSchemaVersion, MigrationError,
                                        ProjectionError
@@ -553,3 +554,32 @@ class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")
+
+
+# Why a model request failed, in a word callers act on (deep search falls back,
+# the composer says so): quota and rate_limit are told apart because a user
+# can wait out one and must pay for the other.
+PROVIDER_REASONS = ("quota", "rate_limit", "timeout", "auth", "bad_request", "error")
+
+
+class ProviderError(Unavailable):
+    def __init__(
+        self, provider: str, model: str, reason: str, detail: str, *, status: int | None = None
+    ) -> None:
+        if reason not in PROVIDER_REASONS:
+            raise ValueError(f"unknown provider failure reason {reason!r}")
+        self.provider = provider
+        self.model = model
+        self.reason = reason
+        self.status = status
+        self.detail = detail
+        what = {
+            "quota": "the account's quota is used up",
+            "rate_limit": "rate limited",
+            "timeout": "timed out",
+            "auth": "authentication failed (check the API key variable)",
+            "bad_request": "refused the request",
+            "error": "failed",
+        }[reason]
+        code = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"{provider} model {model}: {what}{code}: {detail}")

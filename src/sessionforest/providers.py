@@ -1,0 +1,286 @@
+"""Model providers through their official SDKs: configuration, clients, one turn, streams.
+
+Everything that talks to a model (the web UI's composer, deep search) goes
+through here, so a provider is configured, built and failed the same way
+everywhere:
+
+- `ProviderConfig.resolve` picks the provider and model (flags first, then
+  `FOREST_PROVIDER` / `FOREST_MODEL`); API keys and base URLs are left to the
+  SDKs' own variables (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`,
+  `OPENAI_API_KEY`, `OPENAI_BASE_URL`), so a local OpenAI-compatible server
+  works unchanged.
+- `make_client` builds the SDK's client with retries off: callers own their
+  time budgets, and an SDK retrying a 429 behind their back would spend them.
+- `complete` runs one non-streaming, tool-free turn; `stream_events` yields a
+  streamed turn's raw events as dicts, which `stream_adapter` turns into
+  durable entries (adapters/).
+- Every SDK failure becomes `ProviderError` with a `reason` a caller can act
+  on (`classify`): quota, rate_limit, timeout, auth, bad_request or error.
+
+The SDKs are optional (`sessionforest[anthropic]`, `sessionforest[openai]`);
+without them the functions raise `BackendUnavailable` naming the extra.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter, StreamAdapter
+from .adapters.base import TurnWriter, _as_event
+from .errors import BackendUnavailable, InvalidArgument, ProviderError
+
+ProviderName = Literal["anthropic", "openai"]
+Api = Literal["messages", "responses", "chat"]
+
+PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai")
+# The API each provider speaks by default; OpenAI also offers "chat" for servers
+# that only implement Chat Completions (complete() only: streams need Responses).
+DEFAULT_API: dict[ProviderName, Api] = {"anthropic": "messages", "openai": "responses"}
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """Which provider and model to talk to, and how long one request may take."""
+
+    provider: ProviderName
+    model: str
+    api: Api
+    timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def resolve(
+        cls,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        api: str | None = None,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ProviderConfig | None:
+        """The configuration from flags, then `FOREST_PROVIDER` / `FOREST_MODEL` / `FOREST_API`.
+
+        None when no provider is named anywhere (no model configured). A
+        provider without a model, an unknown provider, or an API the provider
+        does not speak raises `InvalidArgument` naming the setting.
+        """
+        env = os.environ if env is None else env
+        name = provider or env.get("FOREST_PROVIDER") or None
+        if name is None:
+            return None
+        if name not in PROVIDERS:
+            raise InvalidArgument(
+                "provider",
+                f"{name!r} is not one of {', '.join(PROVIDERS)} (--provider or FOREST_PROVIDER)",
+            )
+        chosen_model = model or env.get("FOREST_MODEL") or None
+        if not chosen_model:
+            raise InvalidArgument(
+                "model", f"provider {name} needs a model (--model or FOREST_MODEL)"
+            )
+        chosen_api = api or env.get("FOREST_API") or DEFAULT_API[name]
+        allowed: tuple[str, ...] = ("messages",) if name == "anthropic" else ("responses", "chat")
+        if chosen_api not in allowed:
+            raise InvalidArgument(
+                "api", f"{name} speaks {' or '.join(allowed)}, not {chosen_api!r}"
+            )
+        return cls(name, chosen_model, chosen_api, timeout or DEFAULT_TIMEOUT)  # type: ignore[arg-type]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "api": self.api}
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One finished, tool-free turn: the reply text, token usage and model time."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+
+def _sdk(provider: ProviderName) -> Any:
+    try:
+        if provider == "anthropic":
+            import anthropic
+
+            return anthropic
+        import openai
+
+        return openai
+    except ImportError as exc:
+        raise BackendUnavailable(f"pip install 'sessionforest[{provider}]'") from exc
+
+
+def make_client(cfg: ProviderConfig) -> Any:
+    """The official SDK's synchronous client; keys and base URL from the SDK's variables."""
+    sdk = _sdk(cfg.provider)
+    factory = sdk.Anthropic if cfg.provider == "anthropic" else sdk.OpenAI
+    try:
+        return factory(max_retries=0, timeout=cfg.timeout)
+    except Exception as exc:  # the SDK refuses to build without credentials
+        raise classify(cfg, exc) from exc
+
+
+def make_async_client(cfg: ProviderConfig) -> Any:
+    """The official SDK's asyncio client, configured like `make_client`."""
+    sdk = _sdk(cfg.provider)
+    factory = sdk.AsyncAnthropic if cfg.provider == "anthropic" else sdk.AsyncOpenAI
+    try:
+        return factory(max_retries=0, timeout=cfg.timeout)
+    except Exception as exc:
+        raise classify(cfg, exc) from exc
+
+
+_QUOTA_WORDS = ("insufficient_quota", "quota", "credit balance", "billing")
+
+
+def classify(cfg: ProviderConfig, exc: BaseException) -> ProviderError:
+    """The `ProviderError` for an SDK exception: what went wrong, in a word a caller acts on."""
+    if isinstance(exc, ProviderError):
+        return exc
+    sdk = _sdk(cfg.provider)
+    status = getattr(exc, "status_code", None)
+    body = str(getattr(exc, "body", "") or "") + " " + str(exc)
+    lowered = body.lower()
+    reason: str
+    if isinstance(exc, (sdk.APITimeoutError, TimeoutError)):
+        reason = "timeout"
+    elif status == 402 or (status in (400, 403, 429) and any(w in lowered for w in _QUOTA_WORDS)):
+        reason = "quota"
+    elif status == 429:
+        reason = "rate_limit"
+    elif status in (401, 403) or "api_key" in lowered or "authentication" in lowered:
+        reason = "auth"
+    elif status is not None and 400 <= status < 500:
+        reason = "bad_request"
+    else:
+        reason = "error"
+    detail = str(exc).strip() or type(exc).__name__
+    return ProviderError(cfg.provider, cfg.model, reason, detail, status=status)
+
+
+def _usage(cfg: ProviderConfig, response: Any) -> tuple[int, int]:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return 0, 0
+    if cfg.provider == "anthropic" or cfg.api == "responses":
+        return int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+    return int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
+
+
+def _text(cfg: ProviderConfig, response: Any) -> str:
+    if cfg.provider == "anthropic":
+        return "".join(b.text for b in response.content if getattr(b, "type", "") == "text")
+    if cfg.api == "responses":
+        return str(response.output_text or "")
+    choice = response.choices[0] if response.choices else None
+    return str(choice.message.content or "") if choice is not None else ""
+
+
+def complete(
+    cfg: ProviderConfig,
+    client: Any,
+    *,
+    system: str,
+    messages: Sequence[Mapping[str, Any]],
+    max_tokens: int,
+    timeout: float | None = None,
+) -> Completion:
+    """One tool-free, non-streaming turn. `messages` are user/assistant turns of plain text.
+
+    `timeout` bounds this request (the SDK aborts it); any failure raises
+    `ProviderError` with its reason.
+    """
+    limit = cfg.timeout if timeout is None else timeout
+    started = time.perf_counter()
+    try:
+        if cfg.provider == "anthropic":
+            response = client.messages.create(
+                model=cfg.model,
+                max_tokens=max_tokens,
+                system=system,
+                messages=list(messages),
+                timeout=limit,
+            )
+        elif cfg.api == "responses":
+            response = client.responses.create(
+                model=cfg.model,
+                instructions=system,
+                input=list(messages),
+                max_output_tokens=max_tokens,
+                store=False,
+                timeout=limit,
+            )
+        else:
+            response = client.chat.completions.create(
+                model=cfg.model,
+                messages=[{"role": "system", "content": system}, *messages],
+                max_tokens=max_tokens,
+                timeout=limit,
+            )
+    except Exception as exc:
+        raise classify(cfg, exc) from exc
+    seconds = time.perf_counter() - started
+    tokens_in, tokens_out = _usage(cfg, response)
+    return Completion(_text(cfg, response), tokens_in, tokens_out, seconds)
+
+
+def stream_events(
+    cfg: ProviderConfig,
+    client: Any,
+    *,
+    system: str | list[Any] | None,
+    messages: Sequence[Any],
+    max_tokens: int,
+) -> Iterator[dict[str, Any]]:
+    """A streamed turn's raw events, as JSON dicts, for `stream_adapter`.
+
+    `system`/`messages` are what `to_anthropic` or `to_openai(api="responses")`
+    render from a projection. Closing the iterator closes the HTTP stream (stop).
+    A failure raises `ProviderError`; events already yielded stay valid.
+    """
+    if cfg.provider == "openai" and cfg.api != "responses":
+        raise InvalidArgument("api", "streaming into the forest needs the OpenAI Responses API")
+    try:
+        if cfg.provider == "anthropic":
+            kwargs: dict[str, Any] = {"model": cfg.model, "max_tokens": max_tokens}
+            if system:
+                kwargs["system"] = system
+            stream = client.messages.create(messages=list(messages), stream=True, **kwargs)
+        else:
+            extra: dict[str, Any] = {"instructions": system} if isinstance(system, str) else {}
+            stream = client.responses.create(
+                model=cfg.model,
+                input=list(messages),
+                max_output_tokens=max_tokens,
+                stream=True,
+                store=False,
+                **extra,
+            )
+    except Exception as exc:
+        raise classify(cfg, exc) from exc
+    try:
+        for event in stream:
+            raw = _as_event(event)
+            if raw is not None:
+                yield raw
+    except GeneratorExit:
+        stream.close()
+        raise
+    except Exception as exc:
+        stream.close()
+        raise classify(cfg, exc) from exc
+
+
+def stream_adapter(
+    cfg: ProviderConfig, forest: TurnWriter, session_id: str, *, keep_notifications: bool = True
+) -> StreamAdapter:
+    """The stream adapter that records this provider's events into `session_id`."""
+    cls = AnthropicStreamAdapter if cfg.provider == "anthropic" else OpenAIResponsesStreamAdapter
+    return cls(forest, session_id, keep_notifications=keep_notifications)

@@ -1,0 +1,365 @@
+"""A local stand-in for the provider APIs, for tests that drive the real SDKs.
+
+`ProviderStandIn` is a real HTTP server speaking Anthropic Messages
+(`/v1/messages`) and OpenAI Responses and Chat Completions (`/v1/responses`,
+`/v1/chat/completions`), as JSON or, when the request asks to stream, as
+server-sent events shaped like the providers' own. Tests script what it
+answers, in order, and read back every request it received:
+
+    standin.reply_text('{"answer": "c2"}', input_tokens=120)
+    standin.reply_error(429, "insufficient_quota")
+    standin.reply_events(recorded_events)         # replay a recorded stream
+    with standin.env(): client = make_client(cfg)  # the SDKs find it by their variables
+
+A reply may wait before answering (`delay`) and, when streamed, between
+chunks (`chunk_delay`), so timeouts and a user's stop can be tested. When the
+script runs out it answers "ok".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PATHS = ("/v1/messages", "/v1/responses", "/v1/chat/completions")
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, an HTTP error, or a list of stream events to replay."""
+
+    text: str = "ok"
+    input_tokens: int = 10
+    output_tokens: int = 5
+    status: int = 200
+    error_code: str = ""
+    events: list[dict[str, Any]] | None = None
+    delay: float = 0.0
+    chunk_delay: float = 0.0
+    chunks: int = 3  # a streamed text arrives in about this many deltas
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    at: float
+
+
+def _split(text: str, parts: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // max(1, parts)))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _error_body(path: str, reply: Reply) -> dict[str, Any]:
+    code = reply.error_code or "error"
+    message = f"stand-in error: {code}"
+    if path == "/v1/messages":
+        kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error"}
+        etype = kind.get(reply.status, "api_error")
+        if code == "insufficient_quota":
+            etype, message = "invalid_request_error", "Your credit balance is too low"
+        return {"type": "error", "error": {"type": etype, "message": message}}
+    return {"error": {"message": message, "type": code, "code": code, "param": None}}
+
+
+def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    return {
+        "id": "msg_standin",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": reply.text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+    }
+
+
+def anthropic_events(reply: Reply, model: str) -> list[dict[str, Any]]:
+    start = anthropic_message(reply, model) | {"content": [], "stop_reason": None}
+    start["usage"] = {"input_tokens": reply.input_tokens, "output_tokens": 1}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ]
+    for piece in _split(reply.text, reply.chunks):
+        delta = {"type": "text_delta", "text": piece}
+        events.append({"type": "content_block_delta", "index": 0, "delta": delta})
+    events += [
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": reply.output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
+    return events
+
+
+def _response(reply: Reply, model: str, status: str, output: list[Any]) -> dict[str, Any]:
+    usage = None
+    if status == "completed":
+        usage = {
+            "input_tokens": reply.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        }
+    return {
+        "id": "resp_standin",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage,
+        "metadata": {},
+    }
+
+
+def _message_item(text: str, status: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []}] if status else []
+    return {
+        "id": "msg_standin",
+        "type": "message",
+        "role": "assistant",
+        "status": status or "in_progress",
+        "content": content,
+    }
+
+
+def openai_response(reply: Reply, model: str) -> dict[str, Any]:
+    return _response(reply, model, "completed", [_message_item(reply.text, "completed")])
+
+
+def openai_events(reply: Reply, model: str) -> list[dict[str, Any]]:
+    where = {"item_id": "msg_standin", "output_index": 0, "content_index": 0}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _response(reply, model, "in_progress", [])},
+        {"type": "response.output_item.added", "output_index": 0, "item": _message_item("", "")},
+        {"type": "response.content_part.added", **where, "part": part},
+    ]
+    for piece in _split(reply.text, reply.chunks):
+        events.append(
+            {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": []}
+        )
+    done_part = part | {"text": reply.text}
+    events += [
+        {"type": "response.output_text.done", **where, "text": reply.text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": done_part},
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": _message_item(reply.text, "completed"),
+        },
+        {"type": "response.completed", "response": openai_response(reply, model)},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events
+
+
+def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-standin",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
+    }
+
+
+def chat_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+    base = {
+        "id": "chatcmpl-standin",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+    }
+    chunks = [
+        base | {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+        for piece in _split(reply.text, reply.chunks)
+    ]
+    chunks.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return chunks
+
+
+class ProviderStandIn:
+    """A real local HTTP server answering like the provider APIs; see the module doc."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                standin._record(Request(self.path, body, headers, time.monotonic()))
+                path = self.path.split("?", 1)[0]
+                if path not in PATHS:
+                    self._json(404, {"error": {"message": f"no such path {path}"}})
+                    return
+                reply = standin._next()
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.status != 200:
+                    self._json(reply.status, _error_body(path, reply), reply.headers)
+                    return
+                model = str(body.get("model") or "standin")
+                if body.get("stream"):
+                    self._stream(path, reply, model)
+                    return
+                answer = {
+                    "/v1/messages": anthropic_message,
+                    "/v1/responses": openai_response,
+                    "/v1/chat/completions": chat_completion,
+                }[path](reply, model)
+                self._json(200, answer, reply.headers)
+
+            def _json(self, status: int, data: Any, extra: dict[str, str] | None = None) -> None:
+                raw = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                for key, value in (extra or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def _stream(self, path: str, reply: Reply, model: str) -> None:
+                if reply.events is not None:
+                    events = reply.events
+                elif path == "/v1/messages":
+                    events = anthropic_events(reply, model)
+                elif path == "/v1/responses":
+                    events = openai_events(reply, model)
+                else:
+                    events = chat_chunks(reply, model)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for event in events:
+                        named = (
+                            "" if path == "/v1/chat/completions" else f"event: {event['type']}\n"
+                        )
+                        self.wfile.write(f"{named}data: {json.dumps(event)}\n\n".encode())
+                        self.wfile.flush()
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                    if path == "/v1/chat/completions":
+                        self.wfile.write(b"data: [DONE]\n\n")
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client stopped reading: a user's stop
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    # --- scripting ----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def reply(self, reply: Reply) -> None:
+        with self._lock:
+            self._script.append(reply)
+
+    def reply_text(self, text: str, **fields: Any) -> None:
+        self.reply(Reply(text=text, **fields))
+
+    def reply_error(self, status: int, code: str = "", **fields: Any) -> None:
+        self.reply(Reply(status=status, error_code=code, **fields))
+
+    def reply_events(self, events: list[dict[str, Any]], **fields: Any) -> None:
+        self.reply(Reply(events=events, **fields))
+
+    def _next(self) -> Reply:
+        with self._lock:
+            return self._script.popleft() if self._script else Reply()
+
+    def _record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def environ(self) -> dict[str, str]:
+        """The SDKs' own variables, pointing them here (keys are placeholders)."""
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "sk-ant-standin",
+            "OPENAI_BASE_URL": f"{self.url}/v1",
+            "OPENAI_API_KEY": "sk-standin",
+        }
+
+    @contextmanager
+    def env(self) -> Iterator[dict[str, str]]:
+        """Set `environ()` in this process for the block, restoring what was there."""
+        values = self.environ()
+        saved = {key: os.environ.get(key) for key in values}
+        os.environ.update(values)
+        try:
+            yield values
+        finally:
+            for key, old in saved.items():
+                if old is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = old
+
+    def start(self) -> ProviderStandIn:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
