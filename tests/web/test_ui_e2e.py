@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
@@ -374,3 +375,61 @@ def test_everything_is_reachable_by_keyboard(
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
     expect(page.get_by_role("tree").locator('[aria-current="true"]')).to_be_focused()
+
+
+@pytest.fixture
+def with_model(ui_store: dict[str, Any], tmp_path: Path, provider_standin: Any) -> Iterator[Any]:
+    db = tmp_path / "store.db"
+    shutil.copy(ui_store["db"], db)
+    env = {**provider_standin.environ(), "FOREST_PROVIDER": "openai", "FOREST_MODEL": "gpt-standin"}
+    running = start(db, env=env)
+    yield running, provider_standin
+    assert running.stop() == 0
+
+
+def test_a_model_reply_streams_into_the_transcript_and_lands_as_entries(
+    with_model: Any, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    served, standin = with_model
+    words = " ".join(f"w{i}" for i in range(30))
+    standin.reply_text(f"**Yes.** {words}", chunks=30, chunk_delay=0.08)
+    page = page_for(served.url + "/")
+    open_chat(page, "Fix 'database is locked' in the nightly import")
+    expect(page.get_by_text("model: gpt-standin")).to_be_visible()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Will WAL mode fix it?")
+    box.press("Enter")
+    streaming = transcript(page).get_by_role("article", name="Assistant, streaming")
+    expect(streaming).to_contain_text("streaming")
+    expect(streaming).to_contain_text("w3")
+    shot(page, "streaming-light")
+    expect(streaming).to_have_count(0, timeout=15_000)
+    last = rpc(served.url, "sessions/log", {"session_id": ui_store["demo"]})[-1]
+    assert last["kind"] == "assistant.message" and last["payload"]["incomplete"] is False
+    assert last["payload"]["content"][0]["text"] == f"**Yes.** {words}"
+    reply = transcript(page).locator(f'[data-entry="{last["id"]}"]')
+    expect(reply.locator("strong", has_text="Yes.")).to_be_visible()
+    expect(reply).to_contain_text("complete")
+    body = json.dumps(standin.requests[-1].body)
+    assert "Will WAL mode fix it?" in body and "nightly import fails" in body
+
+
+def test_stop_interrupts_the_reply_cleanly(
+    with_model: Any, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    served, standin = with_model
+    standin.reply_text(" ".join(f"w{i}" for i in range(60)), chunks=60, chunk_delay=0.1)
+    page = page_for(served.url + "/")
+    open_chat(page, "Fix 'database is locked' in the nightly import")
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Tell me everything.")
+    box.press("Enter")
+    expect(transcript(page).get_by_role("article", name="Assistant, streaming")).to_contain_text(
+        "w2"
+    )
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_role("status").filter(has_text="Stopped")).to_be_visible()
+    last = rpc(served.url, "sessions/log", {"session_id": ui_store["demo"]})[-1]
+    assert last["kind"] == "assistant.message" and last["payload"]["incomplete"] is True
+    expect(transcript(page).locator(f'[data-entry="{last["id"]}"]')).to_contain_text("incomplete")
+    shot(page, "stopped-light")

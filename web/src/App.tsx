@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { call, Changes, type ConnectionState, type Params } from "./api/client";
+import { call, Changes, type ConnectionState, type Params, type Result } from "./api/client";
 import type { ChangeJson, LogEntryJson, SessionJson, SnapshotJson } from "./api/types.gen";
 import { Composer, type RecallCard } from "./components/Composer";
 import { ForestView } from "./components/ForestView";
@@ -24,7 +24,10 @@ export function App() {
   const [editing, setEditing] = useState<LogEntryJson | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [card, setCard] = useState<RecallCard | null>(null);
-  const [live] = useState<Live | null>(null);
+  const [live, setLive] = useState<Live | null>(null);
+  const [model, setModel] = useState<Result<"chat/model"> | null>(null);
+  const changesRef = useRef<Changes | null>(null);
+  const replyRef = useRef<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [connection, setConnection] = useState<ConnectionState>("connecting");
   const searchRef = useRef<HTMLInputElement>(null);
@@ -55,6 +58,7 @@ export function App() {
 
   useEffect(() => {
     void loadSessions();
+    call("chat/model", {}).then(setModel, () => setModel(null));
   }, [loadSessions]);
 
   useEffect(() => {
@@ -85,6 +89,11 @@ export function App() {
       () => refresh(true),
       setConnection,
     );
+    changes.onDelta = (d) => {
+      if (d.reply_id !== replyRef.current) return;
+      setLive((l) => ({ text: (l?.text ?? "") + d.text, state: "streaming" }));
+    };
+    changesRef.current = changes;
     return () => changes.close();
   }, [loadSessions, loadChat]);
 
@@ -102,6 +111,47 @@ export function App() {
     },
     [openId, loadChat],
   );
+
+  /** Ask the configured model for a reply on the active branch (below `parent` if given). */
+  const askModel = async (sessionId: string, parent?: string) => {
+    const changes = changesRef.current;
+    if (!changes) return;
+    const replyId = `r${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    replyRef.current = replyId;
+    setLive({ text: "", state: "streaming" });
+    try {
+      const params: Params<"chat/reply"> = { session_id: sessionId, reply_id: replyId };
+      if (parent) params.parent = parent;
+      const answer = await changes.call("chat/reply", params);
+      setLive(null);
+      setNotice(answer.stopped ? "Stopped: the reply was recorded as incomplete." : null);
+    } catch (e) {
+      setLive((l) => ({ text: l?.text ?? "", state: "failed", error: message(e) }));
+    } finally {
+      replyRef.current = null;
+      if (openRef.current) void loadChat(openRef.current);
+    }
+  };
+
+  const stopModel = () => {
+    const replyId = replyRef.current;
+    if (replyId) void changesRef.current?.call("chat/stop", { reply_id: replyId });
+  };
+
+  const regenerate = (entry: LogEntryJson) => {
+    if (!openId) return;
+    if (!model?.configured) {
+      setNotice("No model is configured on the server, so there is nothing to regenerate with.");
+      return;
+    }
+    // The reply's parent is the turn it answered: skip the hidden notifications recorded
+    // with it (they precede the message on the same chain).
+    const byId = new Map(log.map((e) => [e.id, e]));
+    let parent = entry.parent_id ? byId.get(entry.parent_id) : undefined;
+    while (parent && parent.kind === "provider.notification" && parent.parent_id) parent = byId.get(parent.parent_id);
+    if (!parent) return setNotice("This reply has no earlier turn to regenerate from.");
+    void askModel(openId, parent.id);
+  };
 
   const submit = async (text: string) => {
     if (!openId) return;
@@ -141,8 +191,13 @@ export function App() {
         }
         await call("sessions/append", params);
         setEditing(null);
-        setNotice("Recorded. No model is configured on the server, so nothing will reply.");
         await loadChat(openId);
+        if (model?.configured) {
+          setNotice(null);
+          void askModel(openId);
+        } else {
+          setNotice("Recorded. No model is configured on the server, so nothing will reply.");
+        }
       }
     } catch (e) {
       setNotice(`Failed: ${message(e)}`);
@@ -171,6 +226,9 @@ export function App() {
           ) : (
             <h1>{openId ? "Loading…" : "Open a chat"}</h1>
           )}
+          <span className="label" title="the model replies come from">
+            {model?.configured ? `model: ${model.model}` : "no model configured"}
+          </span>
           <span className={`connection ${connection}`} role="status" aria-label={`Live updates: ${connection}`}>
             {connection === "live" ? "● live" : connection === "connecting" ? "○ connecting" : "○ offline — reconnecting"}
           </span>
@@ -185,15 +243,15 @@ export function App() {
                   setEditing(e);
                   inputRef.current?.focus();
                 }}
-                onRegenerate={() => setNotice("No model is configured on the server, so there is nothing to regenerate with.")}
+                onRegenerate={regenerate}
               />
               <Composer
                 editing={editing}
                 busy={busy}
                 onCancelEdit={() => setEditing(null)}
                 onSubmit={submit}
-                onStop={() => undefined}
-                streaming={false}
+                onStop={stopModel}
+                streaming={live?.state === "streaming"}
                 notice={notice}
                 card={card}
                 onCloseCard={() => setCard(null)}

@@ -66,6 +66,10 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     server = Server(
         forest, limits=options.limits, import_roots=options.import_roots, provider=provider
     )
+    if provider is not None:
+        from .talk import warm
+
+        threading.Thread(target=warm, args=(provider,), daemon=True).start()
     try:
         if options.stdio:
             from .stdio import serve_stdio

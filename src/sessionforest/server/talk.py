@@ -17,6 +17,7 @@ reader pool: a reply lasts seconds to minutes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
@@ -26,7 +27,7 @@ from msgspec import Meta
 from ..errors import NoModelConfigured, ProviderError
 from ..model import Entry
 from ..projection import project
-from ..providers import make_client, stream_adapter, stream_events
+from ..providers import ProviderConfig, make_client, stream_adapter, stream_events
 from ..render_providers import to_anthropic, to_openai
 from ..wire import EntryJson
 from .changes import Change
@@ -35,6 +36,23 @@ from .methods import Id, NoParams, Params, append_turn, method
 
 MAX_TOKENS = 4096
 _RUNNING: dict[str, threading.Event] = {}  # reply id -> its stop flag
+_CLIENTS: dict[ProviderConfig, Any] = {}  # one SDK client per configuration, reused
+_CLIENTS_LOCK = threading.Lock()
+
+
+def client_for(cfg: ProviderConfig) -> Any:
+    """The SDK client for `cfg`, made once (importing an SDK takes seconds: `serve` calls
+    this on a background thread at start, so the first reply does not wait for it)."""
+    with _CLIENTS_LOCK:
+        if cfg not in _CLIENTS:
+            _CLIENTS[cfg] = make_client(cfg)
+        return _CLIENTS[cfg]
+
+
+def warm(cfg: ProviderConfig) -> None:
+    """`client_for` ahead of the first reply; a failure is left for that reply to report."""
+    with contextlib.suppress(Exception):
+        client_for(cfg)
 
 
 class ModelJson(TypedDict):
@@ -109,7 +127,7 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
 
     def run() -> ReplyJson:
         adapter = stream_adapter(cfg, writer, p.session_id)
-        events = stream_events(cfg, make_client(cfg), system=system, messages=turns,
+        events = stream_events(cfg, client_for(cfg), system=system, messages=turns,
                                max_tokens=p.max_tokens)  # fmt: skip
         done = None
         try:

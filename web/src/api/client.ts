@@ -44,6 +44,10 @@ export class Changes {
   private delay = 200;
   private closed = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 100;
+  /** Called with each `chat/delta` notification (a model reply's text as it streams). */
+  onDelta: ((delta: { reply_id: string; session_id: string; text: string }) => void) | null = null;
 
   constructor(
     private readonly onChange: (change: ChangeJson) => void,
@@ -78,6 +82,13 @@ export class Changes {
         this.delay = 200;
         this.onState("live");
         if (resync) this.onResync();
+      } else if (message.id !== undefined && this.pending.has(message.id)) {
+        const waiting = this.pending.get(message.id)!;
+        this.pending.delete(message.id);
+        if (message.error) waiting.reject(new RpcError(message.error.code, message.error.message, message.error.data));
+        else waiting.resolve(message.result);
+      } else if (message.method === "chat/delta") {
+        this.onDelta?.(message.params);
       } else if (message.method === "sessions/changed") {
         const change = message.params as ChangeJson;
         this.seq = change.seq;
@@ -86,12 +97,25 @@ export class Changes {
     };
     socket.onclose = () => {
       if (this.socket !== socket) return;
+      for (const waiting of this.pending.values()) waiting.reject(new Error("the connection to the server closed"));
+      this.pending.clear();
       this.socket = null;
       if (this.closed) return;
       this.onState("offline");
       this.timer = setTimeout(() => this.open(), this.delay);
       this.delay = Math.min(this.delay * 2, 2000);
     };
+  }
+
+  /** A call over the WebSocket: its notifications (chat/delta) come back on the same one. */
+  call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
+    const socket = this.socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) return Promise.reject(new Error("not connected to the server"));
+    const id = this.nextId++;
+    return new Promise<Result<M>>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      socket.send(JSON.stringify({ jsonrpc: "2.0", method, params, id }));
+    });
   }
 
   close(): void {

@@ -366,6 +366,31 @@ export interface Methods {
     params: {};
     result: {};
   };
+  "chat/model": {
+    params: {};
+    result: ModelJson;
+  };
+  "chat/reply": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      /**
+       * chosen by the caller; chat/stop and chat/delta name it
+       */
+      reply_id: string;
+      parent?: string | null;
+      max_tokens?: number;
+    };
+    result: ReplyJson;
+  };
+  "chat/stop": {
+    params: {
+      reply_id: string;
+    };
+    result: StopJson;
+  };
 }
 /**
  * A session as listed (`SessionInfo.to_json`).
@@ -912,6 +937,35 @@ export interface UnsubscribedJson {
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "ModelJson".
+ */
+export interface ModelJson {
+  api: string | null;
+  configured: boolean;
+  model: string | null;
+  provider: string | null;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "ReplyJson".
+ */
+export interface ReplyJson {
+  entry: EntryJson | null;
+  incomplete: boolean;
+  reply_id: string;
+  stop_reason: string | null;
+  stopped: boolean;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "StopJson".
+ */
+export interface StopJson {
+  reply_id: string;
+  stopping: boolean;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "AppendManyParams".
  */
 export interface AppendManyParams {
@@ -1150,6 +1204,22 @@ export interface RecallParams {
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "ReplyParams".
+ */
+export interface ReplyParams {
+  max_tokens?: number;
+  parent?: string | null;
+  /**
+   * chosen by the caller; chat/stop and chat/delta name it
+   */
+  reply_id: string;
+  /**
+   * an exact id
+   */
+  session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ResolveParams".
  */
 export interface ResolveParams {
@@ -1198,6 +1268,13 @@ export interface StatusParams {
    * an exact id
    */
   session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "StopParams".
+ */
+export interface StopParams {
+  reply_id: string;
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
