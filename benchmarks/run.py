@@ -26,6 +26,7 @@ import bench_search
 import bench_server
 import bench_skeleton
 import bench_stamp
+import bench_ui
 import datagen
 import harness
 from harness import Section
@@ -40,6 +41,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
     bench_server.NAME: bench_server.run,
+    bench_ui.NAME: bench_ui.run,
 }
 
 
