@@ -43,9 +43,14 @@ def transcript(page: Page) -> Any:
 def test_the_page_is_served_at_the_root_and_lists_chats_newest_first(
     served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
 ) -> None:
+    rpc(served.url, "sessions/end", {"session_id": ui_store["anthropic"]})
+    rpc(served.url, "sessions/archive", {"session_id": ui_store["openai"]})
     page = page_for(served.url + "/")
     nav = page.get_by_role("navigation", name="Chats")
     expect(nav).to_be_visible()
+    for title, status in (("weather via anthropic", "ended"), ("weather via openai", "archived")):
+        row = nav.get_by_role("button", name=re.compile(title))
+        expect(row.locator(".status-badge")).to_have_text(status)
     listed = rpc(served.url, "sessions/list", {"include_hidden": False, "order": "updated"})
     titles = [s["title"] for s in listed["sessions"]]
     buttons = nav.get_by_role("list", name="All chats").get_by_role("button")
@@ -149,6 +154,10 @@ def test_anthropic_and_openai_recordings_render_the_same(
             }"""
         )
         shot(page, f"transcript-{provider}")
+    hidden = transcript(page).locator("details.hidden-entry").first
+    expect(hidden).not_to_have_attribute("open", "")
+    hidden.locator("summary").click()
+    expect(hidden.locator("pre")).to_contain_text('"provider": "openai"')
     assert "Tomorrow in Paris" in rendered["anthropic"]
     assert "get_forecast" in rendered["anthropic"]
     assert rendered["anthropic"] == rendered["openai"]
