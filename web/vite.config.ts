@@ -1,10 +1,9 @@
-import react from "@vitejs/plugin-react";
 import { defineConfig } from "vitest/config";
 
 // The bundle is shipped inside the Python package (served by `forest serve` at /).
 // SF_UI_OUT lets the staleness test build into a temporary folder and compare.
 export default defineConfig({
-  plugins: [react()],
+  esbuild: { jsx: "automatic" }, // React 17+ JSX, no plugin needed
   base: "./",
   build: {
     outDir: process.env.SF_UI_OUT ?? "../src/sessionforest/server/static",

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from sessionforest import Forest
 from sessionforest.adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
@@ -38,6 +38,9 @@ FLAGS = [
     "--disable-sync",
 ]
 QUESTION = "What will the weather be in Paris tomorrow?"
+# The machine is shared (2 cores): waits are generous; nothing here is a timing claim
+# (the figures are in benchmarks/bench_ui.py).
+expect.set_options(timeout=15_000)
 
 
 def _replay(adapter: Any, name: str) -> Any:
