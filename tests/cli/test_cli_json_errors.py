@@ -133,6 +133,8 @@ def _sample(cls: type[errors.ForestError]) -> errors.ForestError:
             continue
         if name == "candidates":
             args.append([{"id": "a", "title": "t"}, {"id": "b", "sequence": 2, "kind": "k"}])
+        elif cls is errors.ProviderError and name == "reason":
+            args.append(errors.PROVIDER_REASONS[0])  # a closed set: refuses placeholders
         else:
             args.append(7 if name in numbers else f"<{name}>")
     return cls(*args)
