@@ -66,6 +66,12 @@ describe("buildUnits", () => {
 });
 
 describe("streamState", () => {
+  it("counts the blocks an interrupted reply dropped", () => {
+    seq = 0;
+    const [unit] = buildUnits([entry("assistant.message", { content: [], incomplete: true, stop_reason: "interrupted", dropped: [{ type: "text" }] })]);
+    expect(unit.type === "assistant" && unit.dropped).toBe(1);
+  });
+
   it("tells complete, incomplete and failed apart", () => {
     expect(streamState({ incomplete: false, stop_reason: "end_turn" })).toBe("complete");
     expect(streamState({ incomplete: true, stop_reason: "interrupted" })).toBe("incomplete");

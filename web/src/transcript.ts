@@ -20,7 +20,7 @@ export interface ToolResult {
 
 export type Unit =
   | { type: "user"; entry: LogEntryJson; blocks: Block[] }
-  | { type: "assistant"; entry: LogEntryJson; blocks: Block[]; state: StreamState }
+  | { type: "assistant"; entry: LogEntryJson; blocks: Block[]; state: StreamState; dropped: number }
   | { type: "tool"; entry: LogEntryJson; block: Block }
   | { type: "summary"; entry: LogEntryJson; label: string; text: string }
   | { type: "checkpoint"; entry: LogEntryJson; label: string; text: string }
@@ -68,7 +68,8 @@ export function buildUnits(entries: readonly LogEntryJson[]): Unit[] {
       case "assistant.message": {
         const blocks = blocksOf(p.content);
         for (const b of blocks) if (b.type === "tool") openCalls.set(b.id, b);
-        units.push({ type: "assistant", entry, blocks, state: streamState(p) });
+        const dropped = Array.isArray(p.dropped) ? p.dropped.length : 0;
+        units.push({ type: "assistant", entry, blocks, state: streamState(p), dropped });
         break;
       }
       case "tool.completed": {

@@ -109,6 +109,12 @@ function UnitView({ unit, onEdit, onRegenerate }: { unit: Unit } & ActionProps) 
           {unit.blocks.map((b, i) => (
             <BlockView key={i} block={b} />
           ))}
+          {unit.dropped ? (
+            <p className="dropped">
+              {unit.dropped} unfinished block{unit.dropped === 1 ? " was" : "s were"} not kept: only finished
+              parts of a reply are recorded.
+            </p>
+          ) : null}
         </article>
       );
     case "tool":
