@@ -29,6 +29,7 @@ import bench_search
 import bench_server
 import bench_skeleton
 import bench_stamp
+import bench_ui
 import datagen
 import gate_calibration
 import harness
@@ -50,6 +51,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_server.NAME: bench_server.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,
+    bench_ui.NAME: bench_ui.run,
 }
 
 

@@ -41,6 +41,7 @@
     ├── ProjectionError              session_id, entry_id, reason: context would be invalid
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
+    ├── NoModelConfigured            the server was started without a provider and model
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -57,7 +58,8 @@ status and JSON-RPC error code):
                                        UnknownParent, JsonlParseError, AdapterError
     Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
                                        StoreOutdated), StoreIOError (StoreFull,
-                                       StoreReadOnly), BackendUnavailable, ProviderError
+                                       StoreReadOnly), BackendUnavailable, ProviderError,
+                                       NoModelConfigured
     Damaged        exit 6  rpc -32005  SessionDamaged (SessionQuarantined),
                                        UnsupportedSchemaVersion, MigrationError,
                                        ProjectionError
@@ -554,6 +556,15 @@ class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")
+
+
+class NoModelConfigured(Unavailable):
+    def __init__(self) -> None:
+        super().__init__(
+            "no model is configured on this server: start `forest serve` with --provider "
+            "and --model (or FOREST_PROVIDER and FOREST_MODEL), the API key in the SDK's "
+            "variable (ANTHROPIC_API_KEY or OPENAI_API_KEY)"
+        )
 
 
 # Why a model request failed, in a word callers act on (deep search falls back,

@@ -112,9 +112,14 @@ def test_every_method_answers_what_it_publishes(
     assert call(http, "sessions/archive", {"session_id": sid})["status"] == "archived"
     with httpx.Client(base_url=server.url) as other:
         assert other.get("/healthz").json()["ok"] is True
-    # subscribe/unsubscribe are checked over WebSocket and stdio (test_server_ws/stdio);
-    # every other method's real answer was validated against its published schema here.
-    assert set(REGISTRY) - CALLED <= {"sessions/subscribe", "sessions/unsubscribe"}
+    assert call(http, "chat/model")["configured"] is False
+    assert call(http, "chat/stop", {"reply_id": "r1"}) == {"reply_id": "r1", "stopping": False}
+    refused = error_of(http, "chat/reply", {"session_id": sid, "reply_id": "r1"})
+    assert refused["data"]["type"] == "NoModelConfigured"
+    # subscribe/unsubscribe are checked over WebSocket and stdio (test_server_ws/stdio),
+    # chat/reply against a provider stand-in (test_server_talk); every other method's
+    # real answer was validated against its published schema here.
+    assert set(REGISTRY) - CALLED <= {"sessions/subscribe", "sessions/unsubscribe", "chat/reply"}
 
 
 def test_application_errors_carry_family_code_type_and_fields(http: httpx.Client) -> None:

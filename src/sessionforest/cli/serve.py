@@ -66,6 +66,14 @@ from .common import State, pass_state, store_location
     is_flag=True,
     help="Open the store read-only: every write answers StoreReadOnly.",
 )
+@click.option(
+    "--provider",
+    type=click.Choice(["anthropic", "openai"]),
+    default=None,
+    help="Model provider the web UI talks to ($FOREST_PROVIDER; key and base URL from "
+    "the SDK's own variables).",
+)
+@click.option("--model", default=None, help="Model name for --provider ($FOREST_MODEL).")
 @pass_state
 def serve(
     state: State,
@@ -78,6 +86,8 @@ def serve(
     allow_origins: tuple[str, ...],
     durability: str,
     readonly: bool,
+    provider: str | None,
+    model: str | None,
 ) -> None:
     """Serve the store over JSON-RPC 2.0: HTTP (POST /rpc) and WebSocket (/ws).
 
@@ -85,9 +95,10 @@ def serve(
     sessions/create, list, get, resolve, append, append_many, move_head,
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
     project, status, search_session_entries, search_chats, end, archive,
-    export, import, subscribe, unsubscribe, search/deep, search/usage and
-    rpc.discover. Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL
-    (or the call's params).
+    export, import, subscribe, unsubscribe, search/deep, search/usage,
+    chat/model, chat/reply, chat/stop and rpc.discover. GET / is the web UI.
+    Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL (or the
+    call's params); so does the model the web UI talks to (or --provider/--model).
 
     Listens on loopback only unless --token is given. Browser requests from
     other origins are refused. sessions/import reads only inside --import-root
@@ -105,5 +116,7 @@ def serve(
         allow_origins=allow_origins,
         durability=durability,
         readonly=readonly,
+        provider=provider,
+        model=model,
     )
     run(options, lambda line: click.echo(line, err=stdio))

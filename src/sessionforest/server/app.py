@@ -5,6 +5,7 @@
     GET  /ws     JSON-RPC in both directions, one message per WebSocket text
                  frame; subscriptions push `sessions/changed` here
     GET  /healthz  {"ok": true, ...}
+    GET  /       the web UI (ui.py)
 
 Bodies and frames past `Limits.max_body` are refused before they are read
 whole. Each WebSocket has one outbox drained by one task (answers and
@@ -31,6 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .context import Client, Server
 from .rpc import INVALID_REQUEST, Dispatcher
 from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
+from .ui import ui_routes
 
 log = logging.getLogger("sessionforest.server")
 JSON = "application/json"
@@ -93,6 +95,7 @@ def build_app(server: Server) -> Starlette:
             Route("/rpc", rpc, methods=["POST"]),
             Route("/healthz", health, methods=["GET"]),
             WebSocketRoute("/ws", ws),
+            *ui_routes(),  # last: the web UI's files at / (ui.py)
         ],
         lifespan=lifespan,
     )

@@ -22,6 +22,7 @@ from ..errors import ForestError, InvalidArgument
 from ..forest import AppendRequest, Forest
 from ..ids import new_id
 from ..model import Entry
+from ..providers import ProviderConfig
 from .changes import Change, Hub, Push
 from .limits import Limits
 
@@ -87,8 +88,10 @@ class Server:
         *,
         limits: Limits | None = None,
         import_roots: tuple[Path, ...] = (),
+        provider: ProviderConfig | None = None,
     ) -> None:
         self.forest = forest
+        self.provider = provider  # the model chat/reply talks to (None: none configured)
         self.limits = limits or Limits()
         self.import_roots = tuple(Path(os.path.realpath(r)) for r in import_roots)
         self.hub = Hub(self.limits.history)

@@ -13,7 +13,7 @@ that touches the store).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -27,6 +27,7 @@ from ..forest import UNSET as FOREST_UNSET
 from ..forest import AppendRequest
 from ..io.importers import FORMATS
 from ..kinds import KINDS
+from ..model import Entry
 from ..projection import Message, project
 from ..providers import ProviderConfig
 from ..store.base import Unset
@@ -235,14 +236,25 @@ class AppendManyParams(Params):
 def append_many(call: Call, p: AppendManyParams) -> list[EntryJson]:
     """Append a whole turn as one chain in ONE transaction: all of it or nothing."""
     items = [(i.kind, i.payload, i.visibility) for i in p.items]
-    entries = call.forest.append_many(p.session_id, items, p.parent, _expected(p.expect_head))
-    status = call.status_of(p.session_id)
+    entries = append_turn(call, p.session_id, items, p.parent, _expected(p.expect_head))
+    return [e.to_json() for e in entries]
+
+
+def append_turn(
+    call: Call,
+    session_id: str,
+    items: Sequence[tuple[str, dict[str, Any], str | None]],
+    parent: str | None = None,
+    expect_head: str | Unset | None = FOREST_UNSET,
+) -> list[Entry]:
+    """`Forest.append_many` on the writer thread, and the `appended` change it makes."""
+    entries = call.forest.append_many(session_id, items, parent, expect_head)
     ids = tuple(e.id for e in entries)
     call.changed(
-        Change(p.session_id, "appended", ids[-1], status, ids, entries[0].sequence,
-               entries[-1].sequence)
+        Change(session_id, "appended", ids[-1], call.status_of(session_id), ids,
+               entries[0].sequence, entries[-1].sequence)
     )  # fmt: skip
-    return [e.to_json() for e in entries]
+    return entries
 
 
 class MoveHeadParams(Params):
@@ -627,3 +639,7 @@ def discover(call: Call, p: NoParams) -> dict[str, Any]:
     from .openrpc import document
 
     return document()
+
+
+# Methods registered from their own modules (same registry, same document).
+from . import talk  # noqa: E402, F401  (the web UI's model replies)

@@ -11,6 +11,7 @@ server's log only.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 from collections.abc import Callable
@@ -178,7 +179,9 @@ class Dispatcher:
         call = Call(server.forest, client, server)
         handler = method.handler
         if method.mode == "loop":
-            return handler(call, params)
+            result = handler(call, params)
+            # a long-running loop handler (chat/reply) is a coroutine: it awaits its own work
+            return await result if inspect.isawaitable(result) else result
         if method.mode == "read":
             return await server.read(lambda: handler(call, params))
         if method.mode == "append":

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..errors import InvalidArgument
 from ..forest import Forest
+from ..providers import ProviderConfig
 from .context import Server
 from .limits import Limits
 from .security import Guard, allowed_hosts, is_loopback
@@ -36,6 +37,8 @@ class ServeOptions:
     allow_origins: tuple[str, ...] = ()
     durability: str = "normal"
     readonly: bool = False
+    provider: str | None = None  # with model: the web UI's model (else FOREST_PROVIDER/_MODEL)
+    model: str | None = None
     limits: Limits = field(default_factory=Limits)
 
 
@@ -55,11 +58,18 @@ def check(options: ServeOptions) -> None:
 
 def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     check(options)
+    provider = ProviderConfig.resolve(options.provider, options.model)
     if options.readonly:
         forest = Forest.open(options.db, readonly=True)
     else:
         forest = Forest.open(options.db, durability=options.durability)
-    server = Server(forest, limits=options.limits, import_roots=options.import_roots)
+    server = Server(
+        forest, limits=options.limits, import_roots=options.import_roots, provider=provider
+    )
+    if provider is not None:
+        from .talk import warm
+
+        threading.Thread(target=warm, args=(provider,), daemon=True).start()
     try:
         if options.stdio:
             from .stdio import serve_stdio
@@ -132,7 +142,7 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
     )
     host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     echo(
-        f"forest serve: listening on http://{host}:{port} (POST /rpc, WebSocket /ws, "
-        f"GET /healthz); store {server.forest.location}; Ctrl-C stops"
+        f"forest serve: listening on http://{host}:{port} (the web UI at /; POST /rpc, "
+        f"WebSocket /ws, GET /healthz); store {server.forest.location}; Ctrl-C stops"
     )
     _Uvicorn(config).run(sockets=[sock])

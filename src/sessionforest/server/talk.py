@@ -1,0 +1,205 @@
+"""Talking to a model from the web UI: `chat/model`, `chat/reply`, `chat/stop`.
+
+`chat/reply` projects the session's active branch (optionally after moving the
+head to `parent`, which is how "regenerate" branches), renders it for the
+configured provider (`to_anthropic` / `to_openai`), streams the reply through
+the shared provider layer (providers.py) and records it through the provider's
+stream adapter, whose entries are written by the server's writer thread like
+any `sessions/append_many` (so every subscriber is notified). While it streams,
+the caller's connection gets `chat/delta` notifications with the text so far.
+`chat/stop` ends a reply early: the HTTP stream is closed and the adapter
+records what had finished as an incomplete message.
+
+The streaming runs on a thread of its own per reply (never on the writer or the
+reader pool: a reply lasts seconds to minutes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import Annotated, Any, TypedDict
+
+from msgspec import Meta
+
+from ..errors import NoModelConfigured, ProviderError
+from ..model import Entry
+from ..projection import project
+from ..providers import ProviderConfig, make_client, stream_adapter, stream_events
+from ..render_providers import to_anthropic, to_openai
+from ..wire import EntryJson
+from .changes import Change
+from .context import Call
+from .methods import Id, NoParams, Params, append_turn, method
+
+MAX_TOKENS = 4096
+_RUNNING: dict[str, threading.Event] = {}  # reply id -> its stop flag
+_CLIENTS: dict[ProviderConfig, Any] = {}  # one SDK client per configuration, reused
+_CLIENTS_LOCK = threading.Lock()
+
+
+def client_for(cfg: ProviderConfig) -> Any:
+    """The SDK client for `cfg`, made once (importing an SDK takes seconds: `serve` calls
+    this on a background thread at start, so the first reply does not wait for it)."""
+    with _CLIENTS_LOCK:
+        if cfg not in _CLIENTS:
+            _CLIENTS[cfg] = make_client(cfg)
+        return _CLIENTS[cfg]
+
+
+def warm(cfg: ProviderConfig) -> None:
+    """`client_for` ahead of the first reply; a failure is left for that reply to report."""
+    with contextlib.suppress(Exception):
+        client_for(cfg)
+
+
+class ModelJson(TypedDict):
+    configured: bool
+    provider: str | None
+    model: str | None
+    api: str | None
+
+
+@method("chat/model", NoParams, ModelJson, "loop")
+def model(call: Call, p: NoParams) -> ModelJson:
+    """Which model `chat/reply` talks to; `configured` is false when none is."""
+    cfg = call.server.provider
+    if cfg is None:
+        return {"configured": False, "provider": None, "model": None, "api": None}
+    return {"configured": True, "provider": cfg.provider, "model": cfg.model, "api": cfg.api}
+
+
+class ReplyParams(Params):
+    session_id: Id
+    reply_id: Annotated[str, Meta(min_length=1, max_length=64, description="chosen by the "
+                                  "caller; chat/stop and chat/delta name it")]  # fmt: skip
+    parent: Id | None = None
+    max_tokens: Annotated[int, Meta(ge=1, le=64_000)] = MAX_TOKENS
+
+
+class ReplyJson(TypedDict):
+    reply_id: str
+    entry: EntryJson | None
+    incomplete: bool
+    stop_reason: str | None
+    stopped: bool
+
+
+@method("chat/reply", ReplyParams, ReplyJson, "loop")
+async def reply(call: Call, p: ReplyParams) -> ReplyJson:
+    """Ask the configured model to reply on the session's active branch; record its answer.
+
+    With `parent`, the head moves there first (a new branch: "regenerate").
+    Over a WebSocket, `chat/delta` notifications carry the text as it streams.
+    The answer is the recorded `assistant.message` (incomplete when stopped).
+    """
+    server = call.server
+    cfg = server.provider
+    if cfg is None:
+        raise NoModelConfigured()
+    if p.reply_id in _RUNNING:
+        raise ProviderError(cfg.provider, cfg.model, "bad_request",
+                            f"reply {p.reply_id!r} is already running")  # fmt: skip
+    if p.parent is not None:
+        await server.write(lambda c: _move(c, p.session_id, p.parent or ""), call)
+    messages = await server.read(lambda: project(server.forest, p.session_id))
+    system: Any = None  # OpenAI Responses takes system messages as input items
+    if cfg.provider == "anthropic":
+        rendered = to_anthropic(messages, session_id=p.session_id)
+        system = rendered.get("system")
+        turns: Sequence[Any] = rendered["messages"]
+    else:
+        turns = to_openai(messages, "responses", session_id=p.session_id)
+    loop = asyncio.get_running_loop()
+    stop = threading.Event()
+    _RUNNING[p.reply_id] = stop
+    push = call.client.push
+
+    def delta(text: str) -> None:
+        if push is not None:
+            note = {"reply_id": p.reply_id, "session_id": p.session_id, "text": text}
+            loop.call_soon_threadsafe(push, {"jsonrpc": "2.0", "method": "chat/delta",
+                                             "params": note})  # fmt: skip
+
+    writer = _Writer(call, loop)
+
+    def run() -> ReplyJson:
+        adapter = stream_adapter(cfg, writer, p.session_id)
+        events = stream_events(cfg, client_for(cfg), system=system, messages=turns,
+                               max_tokens=p.max_tokens)  # fmt: skip
+        done = None
+        try:
+            for event in events:
+                text = _text_delta(event)
+                if text:
+                    delta(text)
+                done = adapter.feed(event)
+                if done is not None or stop.is_set():
+                    break
+        finally:
+            close = getattr(events, "close", None)  # a generator: closes the HTTP stream
+            if close is not None:
+                close()
+        if done is None:
+            done = adapter.close()  # stopped (or the stream broke off): incomplete
+        entry = done.entry.to_json() if done is not None else None
+        payload = done.payload if done is not None else {}
+        return {"reply_id": p.reply_id, "entry": entry,
+                "incomplete": bool(payload.get("incomplete", True)),
+                "stop_reason": payload.get("stop_reason"),
+                "stopped": stop.is_set()}  # fmt: skip
+
+    try:
+        return await asyncio.to_thread(run)
+    finally:
+        _RUNNING.pop(p.reply_id, None)
+
+
+class StopParams(Params):
+    reply_id: Annotated[str, Meta(min_length=1, max_length=64)]
+
+
+class StopJson(TypedDict):
+    reply_id: str
+    stopping: bool
+
+
+@method("chat/stop", StopParams, StopJson, "loop")
+def stop(call: Call, p: StopParams) -> StopJson:
+    """Stop a running `chat/reply`; it answers with what was recorded (incomplete)."""
+    flag = _RUNNING.get(p.reply_id)
+    if flag is not None:
+        flag.set()
+    return {"reply_id": p.reply_id, "stopping": flag is not None}
+
+
+def _move(call: Call, session_id: str, entry_id: str) -> None:
+    call.forest.move_head(session_id, entry_id)
+    call.changed(Change(session_id, "head_moved", entry_id, call.status_of(session_id)))
+
+
+def _text_delta(event: dict[str, Any]) -> str:
+    """The answer text an Anthropic or OpenAI Responses stream event adds, if any."""
+    kind = event.get("type")
+    if kind == "content_block_delta":
+        d = event.get("delta") or {}
+        return str(d.get("text") or "") if d.get("type") == "text_delta" else ""
+    if kind == "response.output_text.delta":
+        return str(event.get("delta") or "")
+    return ""
+
+
+class _Writer:
+    """The adapters' TurnWriter: one `append_turn` on the server's writer thread."""
+
+    def __init__(self, call: Call, loop: asyncio.AbstractEventLoop) -> None:
+        self.call = call
+        self.loop = loop
+
+    def append_many(
+        self, session_id: str, items: Sequence[tuple[str, dict[str, Any], str | None]]
+    ) -> list[Entry]:
+        write = self.call.server.write(lambda c: append_turn(c, session_id, items), self.call)
+        return asyncio.run_coroutine_threadsafe(write, self.loop).result()
