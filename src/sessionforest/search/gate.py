@@ -58,7 +58,7 @@ class GateRule:
     """One operating point of the gate (see `benchmarks/gate_calibration.py`)."""
 
     measure: LeadMeasure = LeadMeasure.EVIDENCE
-    lead: float = 2.0
+    lead: float = 1.5
     min_matches: int = MIN_MATCHES
     common_words: CommonWords = CommonWords.ALL
     only_hit: OnlyHit = OnlyHit.WHOLE

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionforest import Forest
-from sessionforest.search.gate import GateRule, LeadMeasure, judge
+from sessionforest.search.gate import RULE, GateRule, LeadMeasure, judge
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
 
@@ -40,10 +40,14 @@ def test_a_clear_leader_matching_every_word_twice_is_confident(
 
 
 def test_an_equal_spread_of_the_words_is_no_lead(forest: Forest, make_chat: Any) -> None:
-    # Every chat holds every word: more mentions alone never double the evidence.
+    # Every chat holds every word about as often, in its title and its entries:
+    # a shorter chat ranks first, but that is no lead.
     leader = make_chat("Postgres vacuum bloat", ["postgres vacuum bloat again", "tune vacuum"])
     for i in range(3):
-        make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum bloat notes"])
+        make_chat(
+            f"Postgres vacuum bloat notes {i}",
+            ["a", "postgres vacuum bloat again", "b", "tune vacuum", "c"],
+        )
     result = forest.search_chats("postgres vacuum bloat", now=NOW)
     assert result.top is not None and result.top.session_id == leader
     assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
@@ -82,7 +86,7 @@ def test_twins_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
     make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
-    assert "2.0x" in result.detail
+    assert f"{RULE.lead}x" in result.detail
 
 
 def test_a_top_chat_with_a_single_match_is_not_enough(forest: Forest, make_chat: Any) -> None:
