@@ -120,7 +120,8 @@ def test_a_used_up_quota_is_said_and_the_index_list_stays(
     box.press("Enter")
     status = page.locator("#search-status")
     expect(status).to_contain_text("Answered by the index", timeout=30_000)
-    expect(status).to_contain_text("quota is used up")
+    expect(status).to_contain_text("the Anthropic account's quota is used up")
+    expect(status).to_have_attribute("title", re.compile("quota used up"))  # the provider's words
     expect(page.get_by_role("heading", level=1)).to_have_text("Open a chat")
     assert results.get_by_role("button").all_inner_texts() == before
     shot(page, "deep-quota-dark")

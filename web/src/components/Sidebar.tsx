@@ -40,24 +40,27 @@ export type Deep =
 
 const LIMIT = 20;
 
-/** Why the model tier fell back, in words. */
+/** Why the model tier fell back, in words (the provider's raw message is left to
+ * `fallback_detail`, shown on hover: it can be a long SDK dump). */
 export function fallbackWords(result: Result<"search/deep">): string {
-  const detail = result.fallback_detail ? ` (${result.fallback_detail})` : "";
+  const detail = result.fallback_detail ?? "";
+  const provider = /^(anthropic|openai):/.exec(detail)?.[1];
+  const whose = provider ? `the ${provider === "openai" ? "OpenAI" : "Anthropic"} account's` : "the model provider's";
   switch (result.fallback) {
     case "quota":
-      return /rate limited/.test(result.fallback_detail ?? "")
-        ? `the provider rate-limited the request${detail}`
-        : `the model provider's quota is used up${detail}`;
+      return /rate limited/.test(detail)
+        ? "the model provider rate-limited the request; try again shortly"
+        : `${whose} quota is used up`;
     case "timeout":
-      return `the model did not answer within its time budget${detail}`;
+      return "the model did not answer within its time budget";
     case "lookup_budget":
-      return `the model asked for more lookups than allowed${detail}`;
+      return "the model asked for more lookups than allowed";
     case "token_budget":
-      return `the model's lookups went over the token budget${detail}`;
+      return "the model's lookups went over the token budget";
     case "invalid_answer":
-      return `the model's reply was not a valid answer${detail}`;
+      return "the model's reply was not a valid answer";
     case "provider_error":
-      return `the model provider failed${detail}`;
+      return "the model provider failed";
     default:
       return "";
   }
@@ -118,7 +121,7 @@ export function useChatSearch(query: string, search: Search, delay = 120) {
 }
 
 function deepStatus(deep: Deep): string {
-  if (deep.state === "busy") return "Not sure from the index: asking the model (deep search)…";
+  if (deep.state === "busy") return "⋯ Not sure from the index: asking the model (deep search)…";
   if (deep.state === "failed") return `Deep search failed: ${deep.message}. These are the index's best matches.`;
   const r = deep.result;
   if (r.tier === "model") {
@@ -167,7 +170,13 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
         onKeyDown={onKeyDown}
         aria-describedby="search-status"
       />
-      <p id="search-status" className="search-status" role="status" aria-busy={deep?.state === "busy"}>
+      <p
+        id="search-status"
+        className={deep?.state === "busy" ? "search-status busy" : "search-status"}
+        role="status"
+        aria-busy={deep?.state === "busy"}
+        title={deep?.state === "done" ? (deep.result.fallback_detail ?? undefined) : undefined}
+      >
         {error
           ? `Search failed: ${error}`
           : deep
