@@ -71,6 +71,7 @@ export function fallbackWords(result: Result<"search/deep">): string {
  * an answer older than the newest request — as-you-type or deep — is dropped. */
 export function useChatSearch(query: string, search: Search, delay = 120) {
   const [result, setResult] = useState<ChatSearchJson | null>(null);
+  const [answered, setAnswered] = useState<string | null>(null); // the query `result` answers
   const [error, setError] = useState<string | null>(null);
   const [deep, setDeep] = useState<Deep | null>(null);
   const latest = useRef(0);
@@ -87,6 +88,7 @@ export function useChatSearch(query: string, search: Search, delay = 120) {
         (r) => {
           if (ticket === latest.current) {
             setResult(r);
+            setAnswered(query);
             setError(null);
           }
         },
@@ -117,7 +119,7 @@ export function useChatSearch(query: string, search: Search, delay = 120) {
     },
     [query, search],
   );
-  return { result: query.trim() ? result : null, error, deep, runDeep };
+  return { result: query.trim() ? result : null, current: answered === query, error, deep, runDeep };
 }
 
 function deepStatus(deep: Deep): string {
@@ -136,13 +138,17 @@ function deepStatus(deep: Deep): string {
 }
 
 export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, search, deepConfigured }: Props) {
-  const { result, error, deep, runDeep } = useChatSearch(query, search);
+  const { result, current, error, deep, runDeep } = useChatSearch(query, search);
   const [notSure, setNotSure] = useState<string | null>(null);
-  useEffect(() => setNotSure(null), [query]);
+  // Enter pressed before the answer to what is in the box arrived: act when it does.
+  const [enterWaiting, setEnterWaiting] = useState(false);
+  useEffect(() => {
+    setNotSure(null);
+    setEnterWaiting(false);
+  }, [query]);
 
-  const onKeyDown = (event: React.KeyboardEvent<HTMLInputElement>) => {
-    if (event.key === "Escape") onQuery("");
-    if (event.key !== "Enter" || !result) return;
+  const enter = () => {
+    if (!result) return;
     if (result.confident && result.hits.length > 0) {
       onOpen(result.hits[0].session_id);
       setNotSure(null);
@@ -154,6 +160,20 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
           "No deep search is configured, so these are the index's best matches.",
       );
     }
+  };
+
+  useEffect(() => {
+    if (enterWaiting && current && result) {
+      setEnterWaiting(false);
+      enter();
+    }
+  });
+
+  const onKeyDown = (event: React.KeyboardEvent<HTMLInputElement>) => {
+    if (event.key === "Escape") onQuery("");
+    if (event.key !== "Enter" || !query.trim()) return;
+    if (current && result) enter();
+    else setEnterWaiting(true);
   };
 
   return (
