@@ -144,13 +144,21 @@ def browser() -> Iterator[Browser]:
 def page_for(browser: Browser) -> Iterator[Callable[..., Page]]:
     contexts = []
 
-    def make(url: str, scheme: str = "light", width: int = 1400, height: int = 860) -> Page:
+    def make(
+        url: str,
+        scheme: str = "light",
+        width: int = 1400,
+        height: int = 860,
+        before: Callable[[Page], None] | None = None,
+    ) -> Page:
         ctx = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": height})
         contexts.append(ctx)
         page = ctx.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.set_default_timeout(10_000)
+        if before is not None:  # routes that must be in place before the page loads
+            before(page)
         page.goto(url)
         page.errors = errors  # type: ignore[attr-defined]
         return page

@@ -3,7 +3,7 @@ import { call, Changes, type ConnectionState, type Params, type Result } from ".
 import type { ChangeJson, LogEntryJson, SessionJson, SnapshotJson } from "./api/types.gen";
 import { Composer, type RecallCard } from "./components/Composer";
 import { ForestView } from "./components/ForestView";
-import { Sidebar, when } from "./components/Sidebar";
+import { httpSearch, type Search, Sidebar, when } from "./components/Sidebar";
 import { Transcript, type Live } from "./components/Transcript";
 
 function initialChat(): string | null {
@@ -35,6 +35,13 @@ export function App() {
   const openRef = useRef(openId);
   openRef.current = openId;
   const loadTicket = useRef(0);
+
+  // Searches go over the WebSocket when it is open (the server pre-starts a deep search for
+  // this connection, and Enter's search/deep must come from the same one), else over HTTP.
+  const search = useCallback<Search>((method, params) => {
+    const changes = changesRef.current;
+    return changes && changes.connected ? changes.call(method, params) : httpSearch(method, params);
+  }, []);
 
   const loadSessions = useCallback(async () => {
     const page = await call("sessions/list", { include_hidden: false, order: "updated", limit: 1000 });
@@ -211,7 +218,16 @@ export function App() {
 
   return (
     <div className="app">
-      <Sidebar sessions={sessions} openId={openId} onOpen={open} query={query} onQuery={setQuery} searchRef={searchRef} />
+      <Sidebar
+        sessions={sessions}
+        openId={openId}
+        onOpen={open}
+        query={query}
+        onQuery={setQuery}
+        searchRef={searchRef}
+        search={search}
+        deepConfigured={Boolean(model?.configured)}
+      />
       <main className="main">
         <header className="chat-header">
           {openSession ? (

@@ -107,6 +107,11 @@ export class Changes {
     };
   }
 
+  /** Whether calls can go over the WebSocket now. */
+  get connected(): boolean {
+    return this.socket !== null && this.socket.readyState === WebSocket.OPEN;
+  }
+
   /** A call over the WebSocket: its notifications (chat/delta) come back on the same one. */
   call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
     const socket = this.socket;

@@ -272,6 +272,7 @@ export interface Methods {
        * an exact id
        */
       session_id: string;
+      limit?: number | null;
     };
     result: LogEntryJson[];
   };
@@ -321,8 +322,45 @@ export interface Methods {
       now?: string | null;
       limit?: number;
       harness?: string | null;
+      /**
+       * when the index is unsure, let a model look (as search/deep)
+       */
+      deep?: boolean;
+      /**
+       * as-you-type: when unsure, prepare this client's deep search in the background (no model turn) for a later search/deep of the same query
+       */
+      prestart?: boolean;
+      /**
+       * deep search's provider (default: the server's FOREST_PROVIDER)
+       */
+      provider?: ("anthropic" | "openai") | null;
+      /**
+       * deep search's model (default: the server's FOREST_MODEL)
+       */
+      model?: string | null;
     };
     result: ChatSearchJson;
+  };
+  "search/deep": {
+    params: {
+      query: string;
+      now?: string | null;
+      limit?: number;
+      harness?: string | null;
+      /**
+       * deep search's provider (default: the server's FOREST_PROVIDER)
+       */
+      provider?: ("anthropic" | "openai") | null;
+      /**
+       * deep search's model (default: the server's FOREST_MODEL)
+       */
+      model?: string | null;
+    };
+    result: DeepSearchJson;
+  };
+  "search/usage": {
+    params: {};
+    result: UsageRecordJson[];
   };
   "sessions/export": {
     params: {
@@ -849,6 +887,67 @@ export interface TimeWindowJson {
   start: string;
 }
 /**
+ * find-a-chat's answer with the deep tier's (T2) outcome (docs/deep-search.md).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "DeepSearchJson".
+ */
+export interface DeepSearchJson {
+  answer: string | null;
+  confident: boolean;
+  detail: string;
+  dropped_terms: string[];
+  elapsed_ms: number;
+  excluded_terms: string[];
+  fallback: string | null;
+  fallback_detail: string | null;
+  harness: string[];
+  hits: ChatHitJson[];
+  lookup_tokens: number;
+  lookups: number;
+  mode: string;
+  model_ms: number;
+  outside_window: ChatHitJson[];
+  prefix_terms: string[];
+  prestarted: boolean;
+  query: string;
+  reason: string;
+  terms: string[];
+  tier: string;
+  unknown_terms: string[];
+  usage: UsageJson | null;
+  window: TimeWindowJson | null;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "UsageJson".
+ */
+export interface UsageJson {
+  input_tokens: number;
+  model: string;
+  output_tokens: number;
+  provider: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "UsageRecordJson".
+ */
+export interface UsageRecordJson {
+  created_at: string;
+  elapsed_ms: number;
+  fallback: string | null;
+  input_tokens: number;
+  lookup_tokens: number;
+  lookups: number;
+  model: string;
+  model_ms: number;
+  output_tokens: number;
+  provider: string;
+  session_id: string;
+  task_family: string;
+  tier: string;
+}
+/**
  * `sessions/export`: the session as JSONL text in one of the export formats.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
@@ -1089,6 +1188,24 @@ export interface CreateParams {
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "DeepFindParams".
+ */
+export interface DeepFindParams {
+  harness?: string | null;
+  limit?: number;
+  /**
+   * deep search's model (default: the server's FOREST_MODEL)
+   */
+  model?: string | null;
+  now?: string | null;
+  /**
+   * deep search's provider (default: the server's FOREST_PROVIDER)
+   */
+  provider?: ("anthropic" | "openai") | null;
+  query: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "EntriesParams".
  */
 export interface EntriesParams {
@@ -1140,9 +1257,25 @@ export interface ExportParams {
  * via the `definition` "FindParams".
  */
 export interface FindParams {
+  /**
+   * when the index is unsure, let a model look (as search/deep)
+   */
+  deep?: boolean;
   harness?: string | null;
   limit?: number;
+  /**
+   * deep search's model (default: the server's FOREST_MODEL)
+   */
+  model?: string | null;
   now?: string | null;
+  /**
+   * as-you-type: when unsure, prepare this client's deep search in the background (no model turn) for a later search/deep of the same query
+   */
+  prestart?: boolean;
+  /**
+   * deep search's provider (default: the server's FOREST_PROVIDER)
+   */
+  provider?: ("anthropic" | "openai") | null;
   query: string;
 }
 /**
@@ -1166,6 +1299,17 @@ export interface ListParams {
   limit?: number;
   offset?: number;
   order?: "created" | "updated";
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "LogParams".
+ */
+export interface LogParams {
+  limit?: number | null;
+  /**
+   * an exact id
+   */
+  session_id: string;
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
@@ -1295,3 +1439,8 @@ export interface UnsubscribeParams {
    */
   subscription: string;
 }
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "UsageParams".
+ */
+export interface UsageParams {}
