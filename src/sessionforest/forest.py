@@ -176,6 +176,11 @@ class Forest(TreeFacade):
         """
         return self._store.sessions(include_hidden=include_hidden, order=order)
 
+    def heads(self) -> list[tuple[str, str | None, str, str]]:
+        """(session id, head, updated_at, status) of every session, cheaply: what a
+        server compares between polls to notice commits by other processes."""
+        return self._store.heads()
+
     @suggesting
     def set_status(self, session_id: str, status: str) -> None:
         self._store.set_status(session_id, status)

@@ -152,3 +152,16 @@ def test_another_process_finds_an_acknowledged_append_at_once(harness: Harness) 
             proc.stdin.write("\n")
             proc.stdin.flush()
             assert proc.wait(timeout=60) == 0
+
+
+def test_heads_lists_every_session_with_its_head_time_and_status(forest: Forest) -> None:
+    empty = forest.create_session(title="empty")
+    busy = forest.create_session(title="busy")
+    first = forest.append(busy, "user.message", {"content": [{"type": "text", "text": "one"}]})
+    before = {sid: (head, status) for sid, head, _, status in forest.heads()}
+    assert before == {empty: (None, "active"), busy: (first.id, "active")}
+    second = forest.append(busy, "user.message", {"content": [{"type": "text", "text": "two"}]})
+    forest.set_status(empty, "ended")
+    after = {sid: (head, updated, status) for sid, head, updated, status in forest.heads()}
+    assert after[busy][0] == second.id and after[busy][1] >= first.created_at
+    assert after[empty][0] is None and after[empty][2] == "ended"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from .conftest import FOREST, TEXT, Running, call, check_result, start
@@ -201,3 +202,26 @@ def test_stdio_child_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     assert child.wait(timeout=30) == 0
     for stream in (child.stdin, child.stdout, child.stderr):
         stream.close()  # type: ignore[union-attr]
+
+
+def test_a_cli_append_to_the_same_store_is_pushed_live(server: Running, http: httpx.Client) -> None:
+    """Another process writing the store (here `forest append`) is noticed within a second."""
+    sid = call(http, "sessions/create", {"title": "terminal"})["id"]
+    ours = call(http, "sessions/append", [sid, "user.message", {"content": TEXT}])["id"]
+    with connect(server.ws) as socket:
+        peer = Peer(socket)
+        peer.call("sessions/subscribe", {"session_id": sid})
+        done = subprocess.run(
+            [FOREST, "--db", str(server.db), "append", sid, "-k", "user.message", "-t", "shell"],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        entry = done.stdout.strip()
+        (note,) = [n["params"] for n in peer.wait(1)]
+        assert note["session_id"] == sid and note["change"] == "head_moved"
+        assert note["head"] == entry != ours
+        # Its own writes are not told twice: one append, one notification.
+        mine = call(http, "sessions/append", [sid, "user.message", {"content": TEXT}])["id"]
+        notes = [n["params"] for n in peer.wait(2)]
+        assert notes[1]["change"] == "appended" and notes[1]["entry_ids"] == [mine]
+        with pytest.raises(TimeoutError):
+            socket.recv(timeout=1.0)

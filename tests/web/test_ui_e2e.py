@@ -299,6 +299,21 @@ def test_an_append_by_another_client_shows_up_live(
     expect(transcript(page)).to_contain_text("typed in the second window", timeout=5000)
 
 
+def test_a_cli_append_to_the_same_store_shows_up_live(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    page = page_for(served.url + "/")
+    open_chat(page, "Fix 'database is locked' in the nightly import")
+    expect(page.get_by_role("status", name="Live updates: live")).to_be_visible()
+    # `forest append` in a terminal writes the store file itself, not through the server.
+    subprocess.run(
+        [FOREST_CLI, "--db", str(served.db), "append", ui_store["demo"],
+         "-k", "user.message", "-t", "appended from a terminal"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    expect(transcript(page)).to_contain_text("appended from a terminal", timeout=5000)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

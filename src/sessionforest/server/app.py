@@ -88,6 +88,7 @@ def build_app(server: Server) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         server.loop = asyncio.get_running_loop()
+        server.watch()  # other processes' commits become sessions/changed too
         yield
 
     return Starlette(

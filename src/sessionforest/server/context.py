@@ -28,6 +28,8 @@ from .limits import Limits
 
 T = TypeVar("T")
 
+# How often other processes' commits are looked for: the UI's "within a second".
+WATCH_SECONDS = 0.25
 READERS = 4  # reader threads; more would only queue on the GIL on a small machine
 
 
@@ -107,6 +109,56 @@ class Server:
         self._group_lock = threading.Lock()
         # Deep search (T2): at most one pre-started search per connected client.
         self.prestarts = Prestarts()
+        # Commits by other processes (a `forest append` in a terminal, another
+        # server) are noticed by polling every session's head (`watch`); what
+        # this server's own writer published is remembered so it is not told twice.
+        self._ours: dict[str, tuple[str | None, str]] = {}
+        # Held by the writer from a commit until it is remembered, and by the
+        # watcher from a poll until it has judged it: a poll never sees a commit
+        # of ours that is not remembered yet.
+        self._ours_lock = threading.RLock()
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    def watch(self, every: float = WATCH_SECONDS) -> None:
+        """Start publishing other processes' commits (needs `loop`); idempotent."""
+        if self._watcher is None:
+            self._watcher = threading.Thread(
+                target=self._watch, args=(every,), name="forest-watch", daemon=True
+            )
+            self._watcher.start()
+
+    def _remember(self, changes: list[Change]) -> None:
+        with self._ours_lock:
+            for change in changes:
+                self._ours[change.session_id] = (change.head, change.status)
+
+    def _watch(self, every: float) -> None:
+        seen = {sid: (head, updated, status) for sid, head, updated, status in self._poll()}
+        while not self._stop.wait(every):
+            changes = []
+            with self._ours_lock:
+                polled = self._poll()
+                ours = dict(self._ours)
+            for sid, head, updated, status in polled:
+                before = seen.get(sid)
+                seen[sid] = (head, updated, status)
+                if before == (head, updated, status):
+                    continue
+                if ours.get(sid) == (head, status):
+                    continue  # this server's writer committed it and said so
+                kind = "created" if before is None else "head_moved"
+                if before is not None and before[0] == head and before[2] != status:
+                    kind = "status"
+                changes.append(Change(sid, kind, head, status, None))
+            if changes and self.loop is not None:
+                self.loop.call_soon_threadsafe(self.hub.publish, changes)
+
+    def _poll(self) -> list[tuple[str, str | None, str, str]]:
+        try:
+            return self.forest.heads()
+        except ForestError:
+            return []  # busy or briefly unreadable: the next poll sees the change
 
     async def read(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._readers, fn)
@@ -135,31 +187,39 @@ class Server:
             if self._group is group:
                 self._group = None
             items = list(group.items)
-        try:
-            outcomes: list[Entry | ForestError] = self.forest.append_group([r for r, _ in items])
-        except BaseException as exc:  # a store error: nothing of the group was written
-            for _, future in items:
-                loop.call_soon_threadsafe(_settle, future, exc)
-            return
-        changes = []
-        for (_, future), outcome in zip(items, outcomes, strict=True):
-            if isinstance(outcome, Entry):
-                sid, seq = outcome.session_id, outcome.sequence
-                status = self.status_of(sid)
-                changes.append(Change(sid, "appended", outcome.id, status, (outcome.id,), seq, seq))
-            loop.call_soon_threadsafe(_settle, future, outcome)
-        if changes:
-            loop.call_soon_threadsafe(self.hub.publish, changes)
+        with self._ours_lock:
+            try:
+                outcomes: list[Entry | ForestError] = self.forest.append_group(
+                    [r for r, _ in items]
+                )
+            except BaseException as exc:  # a store error: nothing of the group was written
+                for _, future in items:
+                    loop.call_soon_threadsafe(_settle, future, exc)
+                return
+            changes = []
+            for (_, future), outcome in zip(items, outcomes, strict=True):
+                if isinstance(outcome, Entry):
+                    sid, seq = outcome.session_id, outcome.sequence
+                    status = self.status_of(sid)
+                    changes.append(
+                        Change(sid, "appended", outcome.id, status, (outcome.id,), seq, seq)
+                    )
+                loop.call_soon_threadsafe(_settle, future, outcome)
+            if changes:
+                self._remember(changes)
+                loop.call_soon_threadsafe(self.hub.publish, changes)
 
     def _commit(self, fn: Callable[[Call], T], call: Call, loop: asyncio.AbstractEventLoop) -> T:
-        try:
-            return fn(call)
-        finally:
-            # Published from this thread, in the order the writes ran: commit order.
-            # A write that failed after committing part of its work (an import)
-            # still reports what it committed.
-            if call.changes:
-                loop.call_soon_threadsafe(self.hub.publish, list(call.changes))
+        with self._ours_lock:
+            try:
+                return fn(call)
+            finally:
+                # Published from this thread, in the order the writes ran: commit
+                # order. A write that failed after committing part of its work (an
+                # import) still reports what it committed.
+                if call.changes:
+                    self._remember(list(call.changes))
+                    loop.call_soon_threadsafe(self.hub.publish, list(call.changes))
 
     def status_of(self, session_id: str) -> str:
         """The session's status as this server last wrote or read it (writer thread)."""
@@ -186,6 +246,9 @@ class Server:
 
     def close(self) -> None:
         """Let running writes finish (each is one transaction), then close the store."""
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join()
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.forest.close()

@@ -24,6 +24,7 @@ from .rpc import INVALID_REQUEST, Dispatcher
 async def serve_stdio(server: Server) -> None:
     loop = asyncio.get_running_loop()
     server.loop = loop
+    server.watch()
     limits = server.limits
     reader = asyncio.StreamReader(limit=limits.max_body + 1)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -58,6 +58,11 @@ class Store(Protocol):
         """order: "created" (oldest first) or "updated" (latest activity first)."""
         ...
 
+    def heads(self) -> list[tuple[str, str | None, str, str]]:
+        """(session id, head, updated_at, status) of every session: a cheap scan of
+        one row per session (no entry counts), for noticing other writers' commits."""
+        ...
+
     def set_status(self, session_id: str, status: str) -> None: ...
 
     def bind(self, session_id: str, directory: str) -> None:

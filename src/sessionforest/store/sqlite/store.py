@@ -101,6 +101,12 @@ SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
+# One row per session and nothing counted: what a watcher compares between polls.
+HEADS = """
+SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status
+FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
+"""
+
 SESSION_ORDERS = {
     # rowid order is creation order, even within one millisecond.
     "created": " ORDER BY s.rowid",
@@ -230,6 +236,10 @@ class SQLiteStore:
         with self._db.read() as conn:
             rows = conn.execute(SESSION_ROW + where + SESSION_ORDERS[order]).fetchall()
         return [SessionInfo(*row) for row in rows]
+
+    def heads(self) -> list[tuple[str, str | None, str, str]]:
+        with self._db.read() as conn:
+            return [(r[0], r[1], r[2], r[3]) for r in conn.execute(HEADS).fetchall()]
 
     def set_status(self, session_id: str, status: str) -> None:
         if status not in SessionStatus.__members__.values():
