@@ -229,10 +229,23 @@ class ProviderStandIn:
         # (a scripted model that reads what it was sent; benchmarks use it).
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self._lock = threading.Lock()
+        self._open = 0  # client connections open now (keep-alive ones included)
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with standin._lock:
+                    standin._open += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with standin._lock:
+                        standin._open -= 1
 
             def log_message(self, *args: object) -> None:
                 return
@@ -346,6 +359,12 @@ class ProviderStandIn:
                 return self._script.popleft()
             responder = self.responder
         return responder(body) if responder is not None else Reply()
+
+    @property
+    def open_connections(self) -> int:
+        """How many client connections are open now: a client that is closed drops its own."""
+        with self._lock:
+            return self._open
 
     def _record(self, request: Request) -> None:
         with self._lock:

@@ -195,6 +195,18 @@ class Prepared:
         return (self.query, self.limit, self.harness) == (query, limit, harness)
 
 
+def release(prepared: Prepared | None) -> None:
+    """Close a prepared search's SDK client (its pooled connection); best effort."""
+    if prepared is None:
+        return
+    close = getattr(prepared.client, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # closing a broken connection must not fail the caller
+            return
+
+
 def _warm(client: Any) -> None:
     """Open the client's connection with a request that is not a model turn."""
     try:
@@ -565,7 +577,10 @@ def deep_search(
                 str(exc),
                 elapsed_ms=round((time.perf_counter() - began) * 1000),
             )
-    result = replace(run(forest, prepared, began=began), prestarted=warm)
+    try:
+        result = replace(run(forest, prepared, began=began), prestarted=warm)
+    finally:
+        release(prepared)
     if record:
         result = replace(result, usage_session=record_usage(forest, result))
     return result
@@ -606,15 +621,23 @@ class Prestarts:
                 ready = None
             with self._lock:
                 current = self._by_client.get(client_id)
-                if current is not None and current[0] == made:
+                kept = current is not None and current[0] == made
+                if kept:
                     self._by_client[client_id] = (made, None, ready)
+            if not kept:  # replaced or dropped while it was being prepared
+                release(ready)
 
         thread = threading.Thread(target=work, name="deep-prestart", daemon=True)
         with self._lock:
-            for key in [k for k, v in self._by_client.items() if made - v[0] > self.ttl]:
-                del self._by_client[key]  # expired unused: dropped
+            gone = [
+                self._by_client.pop(key)
+                for key, slot in list(self._by_client.items())
+                if made - slot[0] > self.ttl or key == client_id
+            ]  # expired unused, and this client's earlier one: dropped
             self._by_client[client_id] = (made, thread, None)
             self.started += 1
+        for slot in gone:
+            release(slot[2])
         thread.start()
 
     def take(self, client_id: str, query: str, limit: int, harness: str | None) -> Prepared | None:
@@ -628,10 +651,16 @@ class Prestarts:
             thread.join()
         with self._lock:
             slot = self._by_client.pop(client_id, None)
-        if slot is None or slot[0] != made or self.clock() - made > self.ttl:
+        if slot is None or slot[0] != made:
             return None
         ready = slot[2]
-        if ready is None or ready.used or not ready.matches(query, limit, harness):
+        if (
+            ready is None
+            or ready.used
+            or self.clock() - made > self.ttl
+            or not ready.matches(query, limit, harness)
+        ):
+            release(ready)
             return None
         return ready
 
@@ -641,5 +670,8 @@ class Prestarts:
         return slot is not None and self.clock() - slot[0] <= self.ttl
 
     def drop(self, client_id: str) -> None:
+        """Forget the client's pre-start (its connection closed) and close its SDK client."""
         with self._lock:
-            self._by_client.pop(client_id, None)
+            slot = self._by_client.pop(client_id, None)
+        if slot is not None:
+            release(slot[2])

@@ -7,7 +7,8 @@ the stand-in recorded carries a planted secret or a tool definition.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,13 @@ def _clean(standin: ProviderStandIn) -> None:
             assert secret not in raw, f"{secret} reached {request.path}"
         assert "tools" not in request.body and "tool_choice" not in request.body
         assert "functions" not in request.body
+
+
+def _settles(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return check()
 
 
 def _find(forest: Forest, cfg: ProviderConfig | None, **kw: Any) -> Any:
@@ -301,15 +309,26 @@ def test_a_prestarted_search_is_used_once_and_expires(
     assert prepared is not None and len(prepared.cards) == 2
     assert [r.path for r in provider_standin.requests] == ["/v1/models"]  # warmed, no turn
     assert starts.take("client-a", "kanji flashcards", 8, None) is None  # once
+    assert provider_standin.open_connections == 1  # the warmed connection, kept for Enter
     provider_standin.reply_text('{"answer": "c1"}')
     result = _find(forest, cfg, prepared=prepared)
     assert result.prestarted and result.tier == "model"
-    # A newer query replaces the client's earlier one; another query is not served.
+    assert _settles(lambda: provider_standin.open_connections == 0)  # closed after use
+    # A newer query replaces the client's earlier one (whose connection is closed);
+    # another query is not served.
     starts.start("client-a", forest, "kanji", cfg, now=NOW, limit=8, harness=None, search=search)
+    assert _settles(lambda: provider_standin.open_connections == 1)
     starts.start(
         "client-a", forest, "kanji flashcards", cfg, now=NOW, limit=8, harness=None, search=search
     )
     assert starts.take("client-a", "kanji", 8, None) is None
+    assert _settles(lambda: provider_standin.open_connections == 0)
+    # Dropped (its client went away): nothing is left open.
+    starts.start("client-c", forest, "kanji", cfg, now=NOW, limit=8, harness=None, search=search)
+    assert _settles(lambda: provider_standin.open_connections == 1)
+    starts.drop("client-c")
+    assert _settles(lambda: provider_standin.open_connections == 0)
+    assert starts.take("client-c", "kanji", 8, None) is None
     # Unused for three minutes: gone.
     starts.start(
         "client-b", forest, "kanji flashcards", cfg, now=NOW, limit=8, harness=None, search=search

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from websockets.sync.client import connect
@@ -31,6 +32,39 @@ def _store(db: Path) -> dict[str, str]:
                 forest.append(sid, "user.message", {"content": [{"type": "text", "text": text}]})
             ids[key] = sid
     return ids
+
+
+def _until(check: Any, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(check())
+
+
+def test_a_prestart_is_dropped_when_its_websocket_closes(
+    tmp_path: Path, provider_standin: ProviderStandIn
+) -> None:
+    db = tmp_path / "s.db"
+    _store(db)
+    env = {**provider_standin.environ(), "FOREST_PROVIDER": "anthropic", "FOREST_MODEL": "m"}
+    server = start(db, env=env)
+    try:
+        with connect(server.ws) as socket:
+            peer = Peer(socket)
+            typed = peer.call(
+                "sessions/search_chats", {"query": "kanji flashcards", "now": NOW, "prestart": True}
+            )
+            assert typed["confident"] is False
+            # Warmed: the prepared SDK client keeps its connection open for Enter.
+            assert _until(lambda: [r.path for r in provider_standin.requests] == ["/v1/models"])
+            assert _until(lambda: provider_standin.open_connections == 1)
+            time.sleep(0.5)
+            assert provider_standin.open_connections == 1
+        # The client went away: its pre-start is dropped and the connection closed at
+        # once, not three minutes later.
+        assert _until(lambda: provider_standin.open_connections == 0, 10)
+    finally:
+        server.stop()
 
 
 def test_prestart_then_enter_over_a_websocket(

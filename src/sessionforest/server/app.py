@@ -167,6 +167,7 @@ async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Serve
         for task in list(running):
             with contextlib.suppress(Exception):
                 await task
+        server.prestarts.drop(client.id)  # a pre-start lives only as long as its client
         outbox.put_nowait(None)
         with contextlib.suppress(Exception):
             await sender

@@ -85,6 +85,7 @@ async def serve_stdio(server: Server) -> None:
         if running:
             await asyncio.gather(*running, return_exceptions=True)
         server.hub.drop(push)
+        server.prestarts.drop(client.id)  # a pre-start lives only as long as its client
         outbox.put_nowait(None)
         await sender
         out.close()
