@@ -37,6 +37,20 @@ def test_token_required_on_every_request(guarded: Running) -> None:
     assert ok.status_code == 200 and ok.json()["result"]["total"] == 0
 
 
+def test_only_the_web_ui_shell_is_served_without_the_token(guarded: Running) -> None:
+    page = httpx.get(guarded.url + "/")
+    assert page.status_code == 200 and '<div id="root">' in page.text
+    assets = [a.split('"')[0] for a in page.text.split('src="./assets/')[1:]]
+    assert assets, "the page names its script"
+    script = httpx.get(f"{guarded.url}/assets/{assets[0]}")
+    assert script.status_code == 200 and len(script.content) > 1000
+    # Data, health and anything else still need it, whatever the method.
+    for method, path in (("GET", "/healthz"), ("GET", "/rpc"), ("POST", "/"), ("GET", "/x.db")):
+        denied = httpx.request(method, guarded.url + path)
+        assert denied.status_code == 401, (method, path)
+    assert httpx.get(guarded.url + "/assets/../rpc").status_code in (401, 404)
+
+
 def test_websocket_token_by_header_subprotocol_or_first_message(guarded: Running) -> None:
     hello = json.dumps({"jsonrpc": "2.0", "method": "sessions/list", "id": 1})
     with connect(guarded.ws, additional_headers={"Authorization": f"Bearer {TOKEN}"}) as ws:

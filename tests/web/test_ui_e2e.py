@@ -314,6 +314,56 @@ def test_a_cli_append_to_the_same_store_shows_up_live(
     expect(transcript(page)).to_contain_text("appended from a terminal", timeout=5000)
 
 
+TOKEN = "team-token_8c1f"
+
+
+def test_a_server_with_a_token_asks_for_it_and_then_works_live(
+    ui_store: dict[str, Any], tmp_path: Path, page_for: Callable[..., Page]
+) -> None:
+    db = tmp_path / "store.db"
+    shutil.copy(ui_store["db"], db)
+    running = start(db, env={"FOREST_TOKEN": TOKEN})
+    try:
+        page = page_for(running.url + "/")
+        form = page.get_by_role("form", name="This server needs an access token")
+        expect(form).to_be_visible()
+        expect(page.get_by_role("navigation", name="Chats")).to_have_count(0)
+        assert axe(page) == []
+        page.get_by_role("textbox", name="Access token").fill("not-the-token")
+        page.get_by_role("button", name="Connect").click()
+        expect(page.get_by_role("alert")).to_have_text("The server refused that token.")
+        shot(page, "token-refused")
+        page.get_by_role("textbox", name="Access token").fill(TOKEN)
+        page.get_by_role("button", name="Connect").click()
+        listed = httpx.post(
+            f"{running.url}/rpc",
+            json={"jsonrpc": "2.0", "method": "sessions/list", "id": 1,
+                  "params": {"include_hidden": False}},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        ).json()["result"]  # fmt: skip
+        chats = page.get_by_role("list", name="All chats").get_by_role("button")
+        expect(chats).to_have_count(len(listed["sessions"]))
+        open_chat(page, "Fix 'database is locked' in the nightly import")
+        # The WebSocket authenticated with its first message: live updates arrive.
+        expect(page.get_by_role("status", name="Live updates: live")).to_be_visible()
+        subprocess.run(
+            [FOREST_CLI, "--db", str(db), "append", ui_store["demo"],
+             "-k", "user.message", "-t", "appended while guarded"],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        expect(transcript(page)).to_contain_text("appended while guarded", timeout=5000)
+        # A shared link carries the token in the fragment; the page moves it out of sight.
+        linked = page_for(f"{running.url}/#token={TOKEN}")
+        expect(linked.get_by_role("navigation", name="Chats")).to_be_visible()
+        expect(linked.get_by_role("list", name="All chats").get_by_role("button")).to_have_count(
+            len(listed["sessions"])
+        )
+        assert TOKEN not in linked.url
+        assert page.errors == [] and linked.errors == []  # type: ignore[attr-defined]
+    finally:
+        assert running.stop() == 0
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

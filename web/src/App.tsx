@@ -1,9 +1,20 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { call, Changes, type ConnectionState, type Params, type Result } from "./api/client";
+import {
+  accessToken,
+  call,
+  Changes,
+  type ConnectionState,
+  onUnauthorized,
+  type Params,
+  type Result,
+  setAccessToken,
+  Unauthorized,
+} from "./api/client";
 import type { ChangeJson, LogEntryJson, SessionJson, SnapshotJson } from "./api/types.gen";
 import { Composer, type RecallCard } from "./components/Composer";
 import { ForestView } from "./components/ForestView";
 import { httpSearch, type Search, Sidebar, when } from "./components/Sidebar";
+import { TokenForm } from "./components/TokenForm";
 import { Transcript, type Live } from "./components/Transcript";
 
 function initialChat(): string | null {
@@ -35,6 +46,12 @@ export function App() {
   const openRef = useRef(openId);
   openRef.current = openId;
   const loadTicket = useRef(0);
+  // Set when the server refuses this tab for want of the right access token.
+  const [locked, setLocked] = useState(false);
+  useEffect(() => {
+    onUnauthorized(() => setLocked(true));
+    return () => onUnauthorized(null);
+  }, []);
 
   // Searches go over the WebSocket when it is open (the server pre-starts a deep search for
   // this connection, and Enter's search/deep must come from the same one), else over HTTP.
@@ -44,8 +61,12 @@ export function App() {
   }, []);
 
   const loadSessions = useCallback(async () => {
-    const page = await call("sessions/list", { include_hidden: false, order: "updated", limit: 1000 });
-    setSessions(page.sessions);
+    try {
+      const page = await call("sessions/list", { include_hidden: false, order: "updated", limit: 1000 });
+      setSessions(page.sessions);
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) setNotice(`Could not list the chats: ${message(e)}`);
+    }
   }, []);
 
   const loadChat = useCallback(async (id: string) => {
@@ -215,6 +236,18 @@ export function App() {
   };
 
   const openSession = sessions.find((s) => s.id === openId) ?? null;
+
+  if (locked) {
+    return (
+      <TokenForm
+        refused={accessToken() !== null}
+        onToken={(token) => {
+          setAccessToken(token);
+          window.location.reload(); // start over with the token: list, live updates, the open chat
+        }}
+      />
+    );
+  }
 
   return (
     <div className="app">

@@ -4,7 +4,9 @@ An ASGI middleware in front of every HTTP request and WebSocket handshake:
 a Host the server does not answer to (DNS rebinding) or a browser Origin
 other than the server's own (a web page driving the local server) gets 403;
 with a token, a request without `Authorization: Bearer <token>` gets 401 and
-nothing else. A WebSocket may instead offer the token as the subprotocol
+nothing else, except GET/HEAD of the web UI's own files (`/`, `/index.html`,
+`/assets/*`): they hold no data, and the page must load to ask for the token.
+A WebSocket may instead offer the token as the subprotocol
 `bearer.<token>` beside `jsonrpc` (browsers cannot set headers), or send it in
 its first message (transports.py). Tokens are compared in constant time.
 """
@@ -59,6 +61,14 @@ def bearer(scope: Scope) -> str | None:
     return value[7:].strip()
 
 
+def is_public(scope: Scope) -> bool:
+    """A GET/HEAD of the web UI's shell (`/`, `/index.html`, `/assets/*`): no data."""
+    if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+        return False
+    path = str(scope.get("path", ""))
+    return path in ("/", "/index.html") or path.startswith("/assets/")
+
+
 def offered_protocols(scope: Scope) -> list[str]:
     return [str(p) for p in scope.get("subprotocols", ())]
 
@@ -89,7 +99,7 @@ class Guard:
                 scope, receive, send, 403, f"origin {origin!r} may not use this server"
             )
             return
-        if self.token is not None:
+        if self.token is not None and not is_public(scope):
             given = bearer(scope)
             if given is None and kind == "websocket":
                 given = next(

@@ -144,5 +144,6 @@ def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], Non
     echo(
         f"forest serve: listening on http://{host}:{port} (the web UI at /; POST /rpc, "
         f"WebSocket /ws, GET /healthz); store {server.forest.location}; Ctrl-C stops"
+        + ("; the web UI asks for the token (or open /#token=TOKEN)" if options.token else "")
     )
     _Uvicorn(config).run(sockets=[sock])

@@ -18,17 +18,64 @@ export class RpcError extends Error {
 
 let nextId = 1;
 
+// The access token of a server started with --token: given once in the address
+// (`/#token=…`, a fragment, so it never reaches a log) or typed into the page; kept
+// for this tab only. Sent as `Authorization: Bearer` and as the WebSocket's first message.
+const TOKEN_KEY = "sessionforest.token";
+
+export function accessToken(): string | null {
+  try {
+    return window.sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function setAccessToken(token: string | null): void {
+  if (token) window.sessionStorage.setItem(TOKEN_KEY, token);
+  else window.sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/** Move a `#token=…` from the address into this tab's storage and out of sight. */
+export function takeTokenFromAddress(): void {
+  const m = /^#token=([^&]+)$/.exec(window.location.hash);
+  if (!m) return;
+  setAccessToken(decodeURIComponent(m[1]));
+  window.history.replaceState(null, "", window.location.pathname + window.location.search);
+}
+
+/** The server wants a token this tab does not have (or refused the one it has). */
+export class Unauthorized extends Error {
+  constructor() {
+    super("the server needs an access token");
+  }
+}
+
+let unauthorized: (() => void) | null = null;
+
+/** Called once whenever the server refuses a request for want of the right token. */
+export function onUnauthorized(listener: (() => void) | null): void {
+  unauthorized = listener;
+}
+
 export async function call<M extends Method>(
   method: M,
   params: Params<M>,
   signal?: AbortSignal,
 ): Promise<Result<M>> {
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  const token = accessToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(new URL("rpc", document.baseURI), {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers,
     body: JSON.stringify({ jsonrpc: "2.0", method, params, id: nextId++ }),
     signal,
   });
+  if (response.status === 401) {
+    unauthorized?.();
+    throw new Unauthorized();
+  }
   const body = await response.json();
   if (body.error) throw new RpcError(body.error.code, body.error.message, body.error.data);
   return body.result as Result<M>;
@@ -65,6 +112,11 @@ export class Changes {
     const socket = new WebSocket(url, ["jsonrpc"]);
     this.socket = socket;
     socket.onopen = () => {
+      const token = accessToken();
+      if (token) {
+        // Browsers cannot set headers on a WebSocket: the first message carries the token.
+        socket.send(JSON.stringify({ jsonrpc: "2.0", method: "rpc.authenticate", params: { token }, id: 0 }));
+      }
       const params: Params<"sessions/subscribe"> = {};
       if (this.epoch !== null && this.seq !== null) {
         params.since = this.seq;
@@ -95,8 +147,13 @@ export class Changes {
         this.onChange(change);
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       if (this.socket !== socket) return;
+      if (event.code === 4401) {
+        // Refused for want of the right token: asking again cannot help.
+        this.closed = true;
+        unauthorized?.();
+      }
       for (const waiting of this.pending.values()) waiting.reject(new Error("the connection to the server closed"));
       this.pending.clear();
       this.socket = null;

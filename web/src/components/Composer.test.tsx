@@ -42,7 +42,16 @@ vi.mock("../api/client", () => {
         throw new Error(`unexpected call ${method}`);
     }
   }
-  return { call, Changes, RpcError };
+  class Unauthorized extends Error {}
+  return {
+    call,
+    Changes,
+    RpcError,
+    Unauthorized,
+    accessToken: () => null,
+    setAccessToken: () => {},
+    onUnauthorized: () => {},
+  };
 });
 
 const FAKE = vi.hoisted(() => {
