@@ -49,7 +49,7 @@ from .rules.append import prepare, stamp_text
 from .search import find, recall
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
-from .store import open_backend
+from .store import default_path, open_backend
 from .store.base import (
     AUTO,
     DURABILITIES,
@@ -88,6 +88,12 @@ class Forest(TreeFacade):
         self.migrated = backend.store.migrated
 
     # --- opening -----------------------------------------------------------------
+
+    @staticmethod
+    def default_path() -> Path:
+        """Where `Forest.open()` with no location goes: `FOREST_DB` if set, else
+        `forest.db` in the user data directory."""
+        return default_path()
 
     @classmethod
     def open(

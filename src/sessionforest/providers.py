@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter, StreamAdapter
-from .adapters.base import TurnWriter, _as_event
+from .adapters.base import TurnWriter, as_event
 from .errors import BackendUnavailable, InvalidArgument, ProviderError
 
 ProviderName = Literal["anthropic", "openai"]
@@ -267,7 +267,7 @@ def stream_events(
         raise classify(cfg, exc) from exc
     try:
         for event in stream:
-            raw = _as_event(event)
+            raw = as_event(event)
             if raw is not None:
                 yield raw
     except GeneratorExit:

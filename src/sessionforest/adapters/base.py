@@ -81,7 +81,7 @@ class Recorder:
         return AssembledMessage(entry, tuple(kept))
 
 
-def _as_event(event: object) -> Event | None:
+def as_event(event: object) -> Event | None:
     """A JSON dict from a raw event dict or an SDK event object; None if neither."""
     if isinstance(event, Mapping):
         return dict(event)
@@ -126,7 +126,7 @@ class StreamAdapter(ABC):
         if self.state != OPEN:
             raise AdapterError(self.provider, self.index + 1, f"the stream is already {self.state}")
         self.index += 1
-        raw = _as_event(event)
+        raw = as_event(event)
         if raw is None or not isinstance(raw.get("type"), str):
             raise self.fail(f"not a stream event: {type(event).__name__} without a string 'type'")
         etype = raw["type"]

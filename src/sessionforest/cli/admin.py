@@ -16,9 +16,9 @@ import click
 
 from ..demo import build_demo
 from ..errors import UnknownSession
+from ..forest import Forest
 from ..projection import project
 from ..render import escape, plural
-from ..store import default_path
 from .common import State, emit_json, json_option, pass_state, store_location
 from .entries import draw_tree, print_log
 
@@ -135,7 +135,7 @@ def migrate(state: State, as_json: bool) -> None:
 
 def demo_path() -> Path:
     """`demo.db` beside the default store; refuses to be the default store itself."""
-    store = default_path()
+    store = Forest.default_path()
     target = store.parent / "demo.db"
     if target.resolve() == store.resolve():
         raise click.ClickException(
