@@ -76,6 +76,7 @@ EVIDENCE_B: Final = 0.3
 # many consecutive entries scored (where one exchange holds most of the words).
 PASSAGE_CHATS: Final = 20
 PASSAGE_SPAN: Final = 3
+PASSAGE_WEIGHT: Final = 1.0  # its share next to the BM25F's (each scaled to its best chat)
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
 
 
@@ -310,7 +311,10 @@ def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = 
     whole = _bm25f(per_term, index.chat_sizes(matched) if matched else {})
     first = sorted(whole, key=lambda n: (-whole[n], n))[:PASSAGE_CHATS]
     passage = _normalised(_passages(index, everything, idfs, first)) if first else {}
-    scores = {num: value + passage.get(num, 0.0) for num, value in _normalised(whole).items()}
+    scores = {
+        num: value + PASSAGE_WEIGHT * passage.get(num, 0.0)
+        for num, value in _normalised(whole).items()
+    }
     return Evidence(scores, covered, frozenset(counted))
 
 
