@@ -23,6 +23,17 @@ def found(result: Any) -> list[str]:
     return [hit.session_id for hit in result.hits]
 
 
+def _assert_or_ranks(forest: Forest, make_chat: Any, query: str, first_two: list[str]) -> None:
+    """With three more chats holding only "glacier" (so AND finds too few and
+    relaxes to OR), `query` ranks `first_two` first, on more evidence."""
+    for i in range(3):
+        make_chat(f"other {i}", [*FILLER, "glacier"])
+    result = forest.search_chats(query, now=NOW)
+    assert result.mode == "or"
+    assert found(result)[:2] == first_two
+    assert result.hits[0].evidence > result.hits[1].evidence
+
+
 # --- T0: possessives -------------------------------------------------------------
 
 
@@ -184,12 +195,7 @@ def test_a_short_chat_holding_a_word_as_often_beats_a_long_one(
     padding = [f"unrelated chatter number {i}" for i in range(40)]
     long = make_chat("L", [*FILLER, "the glacier hike", *padding, "the fjord cruise"], age_days=1)
     short = make_chat("S", [*FILLER, "the glacier hike", "the fjord cruise"], age_days=2)
-    for i in range(3):
-        make_chat(f"other {i}", [*FILLER, "glacier"])
-    result = forest.search_chats("glacier fjord", now=NOW)
-    assert result.mode == "or"
-    assert found(result)[:2] == [short, long]
-    assert result.hits[0].evidence > result.hits[1].evidence
+    _assert_or_ranks(forest, make_chat, "glacier fjord", [short, long])
 
 
 def test_a_digest_holding_a_word_counts_as_evidence_after_an_or(
@@ -247,9 +253,4 @@ def test_a_chat_whose_one_exchange_holds_every_word_beats_scattered_mentions(
     together = make_chat(
         "B", [*FILLER, "the glacier", "a fjord", "the ferry", *padding, *padding], age_days=2
     )
-    for i in range(3):
-        make_chat(f"other {i}", [*FILLER, "glacier"])
-    result = forest.search_chats("glacier fjord ferry", now=NOW)
-    assert result.mode == "or"
-    assert found(result)[:2] == [together, scattered]
-    assert result.hits[0].evidence > result.hits[1].evidence
+    _assert_or_ranks(forest, make_chat, "glacier fjord ferry", [together, scattered])
