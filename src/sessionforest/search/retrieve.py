@@ -50,7 +50,11 @@ RECENCY_HALF_LIFE: Final = 30.0
 # Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
 # term's posting list): past this many estimated matches a ranked list would
 # blow the latency budget, so the newest matches are taken unranked instead.
-RANK_BUDGET: Final = 10_000
+RANK_BUDGET: Final = 5_000
+# After an OR the entry list only adds candidates and a light vote (the
+# chat-level evidence leads), so FTS5 ranks at most this many matches there:
+# bm25 reads every matching row's size, ~3 us a row.
+OR_RANK_BUDGET: Final = 2_000
 ENTRY_ROWS: Final = 1_000
 DIGEST_ROWS: Final = 500
 # Chat-level evidence: every matching entry of the rarer terms is read unranked
@@ -191,11 +195,11 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[Sequence[Ter
     chosen: list[Term] = []
     total = 0
     for term in sorted(terms, key=lambda t: t.entry_df):
-        if chosen and total + term.entry_df > RANK_BUDGET:
+        if chosen and total + term.entry_df > OR_RANK_BUDGET:
             break
         chosen.append(term)
         total += term.entry_df
-    if total > RANK_BUDGET:
+    if total > OR_RANK_BUDGET:
         return terms, False
     return chosen, True
 
@@ -309,7 +313,8 @@ def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = 
                 covered.setdefault(num, set()).add(i)
     matched = {num for _, counts in per_term for num in counts}
     whole = _bm25f(per_term, index.chat_sizes(matched) if matched else {})
-    first = sorted(whole, key=lambda n: (-whole[n], n))[:PASSAGE_CHATS]
+    # Equal scores: the later-indexed (newer) chat first, as the final ranking breaks ties.
+    first = sorted(whole, key=lambda n: (-whole[n], -n))[:PASSAGE_CHATS]
     passage = _normalised(_passages(index, everything, idfs, first)) if first else {}
     scores = {
         num: value + PASSAGE_WEIGHT * passage.get(num, 0.0)
