@@ -277,7 +277,8 @@ def run(quick: bool) -> Section:
         f"{elapsed:.0f} s including loading both stores.",
         "Lead measures: `fused` compares the reciprocal-rank-fused scores (rank 1 over rank 2 "
         "of one list is 61/62, so 1.5x is almost never reached); `evidence` compares the "
-        "chat-level BM25 of the chats' matching entries; `coverage` counts a next chat that "
+        "chats' whole-chat evidence (the BM25F of their matching entries plus their best "
+        "passage, each scaled to the best chat); `coverage` counts a next chat that "
         "misses a searched word as led outright and otherwise compares evidence.",
     ]
     return Section(NAME, "Gate calibration (coverage and precision)", summary, rows, notes)
