@@ -174,6 +174,24 @@ def table(cal: Calibration, only: Sequence[GateRule] | None = None) -> list[str]
     return lines
 
 
+def frontier(cal: Calibration) -> list[str]:
+    """Past the safe choice: for each Bridge coverage a grid rule reaches with none
+    wrong on Bridge, the rule that is wrong least often on LoCoMo (the price of
+    that coverage)."""
+    start = cal.of(cal.chosen)[0].confident + 1 if cal.chosen is not None else 0
+    lines = [
+        "| Bridge confident at least | cheapest grid rule | its Bridge | its LoCoMo |",
+        "|---|---|---|---|",
+    ]
+    top = max((b.confident for _, b, _ in cal.rows if not b.wrong), default=0)
+    for k in range(start, top + 1):
+        reaching = [(r, b, lo) for r, b, lo in cal.rows if not b.wrong and b.confident >= k]
+        if reaching:
+            r, b, lo = min(reaching, key=lambda row: (row[2].wrong, -row[2].confident))
+            lines.append(f"| {k}/{b.n} | {r.name} | {b.cell()} | {lo.cell()} |")
+    return lines
+
+
 def neighbours(cal: Calibration) -> list[GateRule]:
     """The literal rule, the chosen one, each one-parameter change of it, and
     the best safe rule of each lead measure."""
@@ -246,6 +264,11 @@ def run(quick: bool) -> Section:
             "both corpora that is confident most often.",
             "",
             *table(cal, neighbours(cal)),
+            "",
+            "The frontier past the chosen rule: what each further Bridge query settled "
+            "without a model costs in confident-but-wrong LoCoMo answers.",
+            "",
+            *frontier(cal),
         ]
     )
     notes = [
@@ -254,7 +277,8 @@ def run(quick: bool) -> Section:
         f"{elapsed:.0f} s including loading both stores.",
         "Lead measures: `fused` compares the reciprocal-rank-fused scores (rank 1 over rank 2 "
         "of one list is 61/62, so 1.5x is almost never reached); `evidence` compares the "
-        "chat-level BM25 of the chats' matching entries; `coverage` counts a next chat that "
+        "chats' whole-chat evidence (the BM25F of their matching entries plus their best "
+        "passage, each scaled to the best chat); `coverage` counts a next chat that "
         "misses a searched word as led outright and otherwise compares evidence.",
     ]
     return Section(NAME, "Gate calibration (coverage and precision)", summary, rows, notes)
@@ -269,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     bridge, locomo = collect(work, args.quick)
     cal = calibrate(bridge, locomo)
     print("\n".join(table(cal)))
+    print()
+    print("\n".join(frontier(cal)))
     print()
     print(f"chosen: {cal.chosen.name if cal.chosen else 'none is safe'}")
     print(f"search.gate.RULE: {RULE.name} ({'the choice' if cal.chosen == RULE else 'DIFFERS'})")

@@ -75,12 +75,17 @@ def _find(
     mode = "none"
     outside: list[Candidate] = []
     if choice.kept:
-        chats, mode = retrieve(index, choice.kept, filters, now, shown=limit)
+        chats, mode = retrieve(index, choice.kept, filters, now, shown=limit, extra=choice.extra)
         if not chats and filters.window is not None:
             # The words may date the events talked about, not the chat
             # ("what did she attend recently?"): retry once without the window.
             outside, _ = retrieve(
-                index, choice.kept, Filters(None, filters.harnesses, excluded), now, shown=limit
+                index,
+                choice.kept,
+                Filters(None, filters.harnesses, excluded),
+                now,
+                shown=limit,
+                extra=choice.extra,
             )
     elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
         chats = recent(index, filters)

@@ -33,7 +33,7 @@ class LeadMeasure(StrEnum):
     """What "leads the next chat by 1.5x" compares."""
 
     FUSED = "fused"  # the fused (RRF + bonuses) scores
-    EVIDENCE = "evidence"  # the chat-level BM25 evidence of their matching entries
+    EVIDENCE = "evidence"  # their whole-chat evidence (BM25F and best passage)
     # A next chat that misses a word the top chat matched is led outright;
     # when both match every word, the evidence ratio decides.
     COVERAGE = "coverage"

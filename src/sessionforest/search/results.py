@@ -61,7 +61,9 @@ class ChatHit:
     matched_terms: tuple[str, ...]
     entry_matches: int  # matching entries seen in the entry list
     digest_match: bool  # title, first user message or latest summary matched
-    evidence: float = 0.0  # chat-level BM25 of its matching entries (0: not measured)
+    # Whole-chat evidence: its BM25F and best passage, each scaled to the best chat
+    # (0: not measured).
+    evidence: float = 0.0
 
     @property
     def matches(self) -> int:

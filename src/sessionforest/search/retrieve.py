@@ -3,13 +3,17 @@
 AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
 (weight / (60 + rank): entries 1, digests 2 under AND (after an OR their
 chats join as candidates only), and a list ranking chats by whole-chat
-evidence, a BM25F over how many of their entries match each of the rarer
-terms, the chat digest counting as one more entry, length-normalised by the
-chat's size: 1 under AND, 16 after an OR, where no single entry holds every
-word and the chat-level evidence decides) plus small bonuses for several
-matching entries, for covering every term and for recency. Only top-level,
-unquarantined chats count; ended and archived ones are included and marked.
-Every list comes from the search backend's primitives (store/base.SearchIndex).
+evidence (`evidence`): a BM25F over how many of their entries match each
+term, the chat digest counting as one more entry, length-normalised by the
+chat's size, plus, for the chats it ranks first, the score of their best
+passage of a few consecutive entries; every typed word the budget affords
+counts, not only the rarest six: 1 under AND, 16 after an OR, where no
+single entry holds every word and the chat-level evidence decides) plus
+small bonuses for several matching entries, for covering every term and for
+recency. Only top-level, unquarantined chats count; ended and archived ones
+are included and marked. Every list comes from the search backend's
+primitives (store/base.SearchIndex); a further leg (say a semantic one) is
+one more ranked list with its own weight in `_base_score`.
 """
 
 from __future__ import annotations
@@ -46,7 +50,11 @@ RECENCY_HALF_LIFE: Final = 30.0
 # Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
 # term's posting list): past this many estimated matches a ranked list would
 # blow the latency budget, so the newest matches are taken unranked instead.
-RANK_BUDGET: Final = 10_000
+RANK_BUDGET: Final = 5_000
+# After an OR the entry list only adds candidates and a light vote (the
+# chat-level evidence leads), so FTS5 ranks at most this many matches there:
+# bm25 reads every matching row's size, ~3 us a row.
+OR_RANK_BUDGET: Final = 2_000
 ENTRY_ROWS: Final = 1_000
 DIGEST_ROWS: Final = 500
 # Chat-level evidence: every matching entry of the rarer terms is read unranked
@@ -68,6 +76,11 @@ EVIDENCE_K1: Final = 1.2
 # Length normalisation against the mean size of the chats scored: mild,
 # since a chat is a conversation on a topic, not a bag of independent pages.
 EVIDENCE_B: Final = 0.3
+# The passage list: the chats the BM25F ranks first get their best run of this
+# many consecutive entries scored (where one exchange holds most of the words).
+PASSAGE_CHATS: Final = 20
+PASSAGE_SPAN: Final = 3
+PASSAGE_WEIGHT: Final = 1.0  # its share next to the BM25F's (each scaled to its best chat)
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
 
 
@@ -182,41 +195,98 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[Sequence[Ter
     chosen: list[Term] = []
     total = 0
     for term in sorted(terms, key=lambda t: t.entry_df):
-        if chosen and total + term.entry_df > RANK_BUDGET:
+        if chosen and total + term.entry_df > OR_RANK_BUDGET:
             break
         chosen.append(term)
         total += term.entry_df
-    if total > RANK_BUDGET:
+    if total > OR_RANK_BUDGET:
         return terms, False
     return chosen, True
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """Chat-level BM25 over entry matches, for the terms cheap enough to read."""
+    """Chat-level lexical evidence, for the terms cheap enough to read."""
 
     scores: dict[ChatKey, float]
-    covered: dict[ChatKey, set[int]]  # chat -> indexes of the terms it matches
+    covered: dict[ChatKey, set[int]]  # chat -> indexes of the searched terms it matches
     counted: frozenset[int]  # indexes of the terms that were read
 
 
-def evidence(index: SearchIndex, terms: Sequence[Term]) -> Evidence:
-    """Sum over terms of idf x saturated count of the chat's matching entries
-    (its digest counting as DIGEST_TF more), normalised by the chat's size.
+def _bm25f(
+    per_term: Sequence[tuple[float, dict[ChatKey, int]]], sizes: dict[ChatKey, int]
+) -> dict[ChatKey, float]:
+    """Whole-chat BM25F: idf x saturated count of matching entries (the digest
+    counting as DIGEST_TF more), normalised by the chat's length in entries."""
+    mean = (sum(sizes.values()) / len(sizes) if sizes else 0.0) or 1.0
+    scores: dict[ChatKey, float] = {}
+    for idf, counts in per_term:
+        for num, tf in counts.items():
+            norm = EVIDENCE_K1 * (1 - EVIDENCE_B + EVIDENCE_B * sizes.get(num, mean) / mean)
+            scores[num] = scores.get(num, 0.0) + idf * tf * (EVIDENCE_K1 + 1) / (tf + norm)
+    return scores
 
-    Whole-chat evidence: a chat that mentions two rare words in different
-    entries outranks one entry that mentions a single one. Terms are read
-    rarest first while their document frequencies fit EVIDENCE_BUDGET; the
-    common ones left out barely move BM25 anyway.
+
+def _best_passage(hits: Sequence[tuple[int, float]]) -> float:
+    """The best run of PASSAGE_SPAN consecutive entries: per term, idf x saturated
+    count of its entries in the run. `hits` are (sequence, term) pairs sorted by
+    sequence, the term given by its idf (equal idfs count as one term: rare)."""
+    best = 0.0
+    low = 0
+    for high in range(len(hits)):
+        while hits[high][0] - hits[low][0] >= PASSAGE_SPAN:
+            low += 1
+        counts: dict[float, int] = {}
+        for _, idf in hits[low : high + 1]:
+            counts[idf] = counts.get(idf, 0) + 1
+        score = sum(idf * n * (EVIDENCE_K1 + 1) / (n + EVIDENCE_K1) for idf, n in counts.items())
+        best = max(best, score)
+    return best
+
+
+def _passages(
+    index: SearchIndex,
+    terms: Sequence[Term],
+    idfs: dict[int, float],
+    chats: Sequence[ChatKey],
+) -> dict[ChatKey, float]:
+    """Per chat, the score of its best passage (PASSAGE_SPAN consecutive entries)."""
+    hits: dict[ChatKey, list[tuple[int, float]]] = {}
+    for i, idf in idfs.items():
+        for num, seqs in index.entry_sequences(terms[i], chats, EVIDENCE_BUDGET).items():
+            # A tiny per-term offset keeps two terms of equal idf apart.
+            hits.setdefault(num, []).extend((seq, idf + i * 1e-9) for seq in seqs)
+    return {num: _best_passage(sorted(found)) for num, found in hits.items()}
+
+
+def _normalised(scores: dict[ChatKey, float]) -> dict[ChatKey, float]:
+    top = max(scores.values(), default=0.0)
+    return {num: value / top for num, value in scores.items()} if top > 0 else {}
+
+
+def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = ()) -> Evidence:
+    """Two whole-chat lists in one: a BM25F over how many of a chat's entries
+    match each term (`_bm25f`), and, for the PASSAGE_CHATS chats it ranks first,
+    the best passage of a few consecutive entries holding the most of the
+    words (`_best_passage`); each scaled to its best chat and summed, so a chat
+    that talks about the words throughout and one whose single exchange holds
+    them all both rise.
+
+    Terms are read rarest first while their document frequencies fit
+    EVIDENCE_BUDGET, the searched ones and then the `extra` words beyond the
+    rarest six (so a long question's every word can count); the common ones
+    left out barely move BM25 anyway.
     """
+    everything = [*terms, *extra]
     covered: dict[ChatKey, set[int]] = {}
     counted: set[int] = set()
     total = 0
-    order = sorted(range(len(terms)), key=lambda i: terms[i].entries)
+    order = sorted(range(len(everything)), key=lambda i: everything[i].entries)
     chats = 0
     per_term: list[tuple[float, dict[ChatKey, int]]] = []
+    idfs: dict[int, float] = {}
     for i in order:
-        term = terms[i]
+        term = everything[i]
         if not term.entries and not term.digest_df:
             continue
         if total + term.entries > EVIDENCE_BUDGET:
@@ -231,20 +301,25 @@ def evidence(index: SearchIndex, terms: Sequence[Term]) -> Evidence:
             )
             for num in digests:
                 counts[num] = counts.get(num, 0) + DIGEST_TF
-        counted.add(i)
+        if i < len(terms):
+            counted.add(i)
         if not counts:
             continue
         idf = math.log(1 + (chats - len(counts) + 0.5) / (len(counts) + 0.5))
         per_term.append((idf, counts))
-        for num in counts:
-            covered.setdefault(num, set()).add(i)
-    sizes = index.chat_sizes(covered) if covered else {}
-    mean = (sum(sizes.values()) / len(sizes) if sizes else 0.0) or 1.0
-    scores: dict[ChatKey, float] = {}
-    for idf, counts in per_term:
-        for num, tf in counts.items():
-            norm = EVIDENCE_K1 * (1 - EVIDENCE_B + EVIDENCE_B * sizes.get(num, mean) / mean)
-            scores[num] = scores.get(num, 0.0) + idf * tf * (EVIDENCE_K1 + 1) / (tf + norm)
+        idfs[i] = idf
+        if i < len(terms):
+            for num in counts:
+                covered.setdefault(num, set()).add(i)
+    matched = {num for _, counts in per_term for num in counts}
+    whole = _bm25f(per_term, index.chat_sizes(matched) if matched else {})
+    # Equal scores: the later-indexed (newer) chat first, as the final ranking breaks ties.
+    first = sorted(whole, key=lambda n: (-whole[n], -n))[:PASSAGE_CHATS]
+    passage = _normalised(_passages(index, everything, idfs, first)) if first else {}
+    scores = {
+        num: value + PASSAGE_WEIGHT * passage.get(num, 0.0)
+        for num, value in _normalised(whole).items()
+    }
     return Evidence(scores, covered, frozenset(counted))
 
 
@@ -351,13 +426,14 @@ def retrieve(
     filters: Filters,
     now: datetime,
     shown: int = PROBED_CHATS,
+    extra: Sequence[Term] = (),
 ) -> tuple[list[Candidate], str]:
     """Every matching chat, best first, and the mode ("and" or "or") that found them.
 
     After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
     terms they match; that decides the bonus for covering every term.
     """
-    proof = evidence(index, terms)
+    proof = evidence(index, terms, extra)
     chats = _collect(index, terms, True, filters, proof)
     mode = "and"
     if len(chats) < MIN_AND_CHATS and len(terms) > 1:

@@ -23,6 +23,17 @@ def found(result: Any) -> list[str]:
     return [hit.session_id for hit in result.hits]
 
 
+def _assert_or_ranks(forest: Forest, make_chat: Any, query: str, first_two: list[str]) -> None:
+    """With three more chats holding only "glacier" (so AND finds too few and
+    relaxes to OR), `query` ranks `first_two` first, on more evidence."""
+    for i in range(3):
+        make_chat(f"other {i}", [*FILLER, "glacier"])
+    result = forest.search_chats(query, now=NOW)
+    assert result.mode == "or"
+    assert found(result)[:2] == first_two
+    assert result.hits[0].evidence > result.hits[1].evidence
+
+
 # --- T0: possessives -------------------------------------------------------------
 
 
@@ -184,12 +195,7 @@ def test_a_short_chat_holding_a_word_as_often_beats_a_long_one(
     padding = [f"unrelated chatter number {i}" for i in range(40)]
     long = make_chat("L", [*FILLER, "the glacier hike", *padding, "the fjord cruise"], age_days=1)
     short = make_chat("S", [*FILLER, "the glacier hike", "the fjord cruise"], age_days=2)
-    for i in range(3):
-        make_chat(f"other {i}", [*FILLER, "glacier"])
-    result = forest.search_chats("glacier fjord", now=NOW)
-    assert result.mode == "or"
-    assert found(result)[:2] == [short, long]
-    assert result.hits[0].evidence > result.hits[1].evidence
+    _assert_or_ranks(forest, make_chat, "glacier fjord", [short, long])
 
 
 def test_a_digest_holding_a_word_counts_as_evidence_after_an_or(
@@ -217,3 +223,34 @@ def test_a_lead_any_shown_chats_entries_contest_is_not_confident() -> None:
     )
     verdict = judge(choice, top, runner_up, rivals=[_hit(0.03, ("a", "b"), evidence=2.5)])
     assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)
+
+
+def test_entry_sequences_are_where_a_term_sits_in_the_chats_asked_about(
+    forest: Forest, make_chat: Any
+) -> None:
+    one = make_chat("One", [*FILLER, "a kayak", "nothing", "kayak again"])
+    two = make_chat("Two", [*FILLER, "kayak"])
+    three = make_chat("Three", [*FILLER, "kayak"])
+    with forest._backend.search() as index:
+        nums = {row.session_id: row.key for row in index.all_chats()}
+        [term] = index.tokens(["kayak"])
+        kayak = Term("kayak", term, *index.frequency(term[0]))
+        found = index.entry_sequences(kayak, [nums[one], nums[two]], 100)
+        assert index.entry_sequences(kayak, [], 100) == {}
+    # Sequences count from 1; FILLER takes 1 and 2. Chat three was not asked about.
+    assert found == {nums[one]: [3, 5], nums[two]: [3]}
+    assert nums[three] not in found
+
+
+def test_a_chat_whose_one_exchange_holds_every_word_beats_scattered_mentions(
+    forest: Forest, make_chat: Any
+) -> None:
+    # Same words, same counts, same length: one chat says them together.
+    padding = [f"unrelated chatter number {i}" for i in range(12)]
+    scattered = make_chat(
+        "A", [*FILLER, "the glacier", *padding, "a fjord", *padding, "the ferry"], age_days=1
+    )
+    together = make_chat(
+        "B", [*FILLER, "the glacier", "a fjord", "the ferry", *padding, *padding], age_days=2
+    )
+    _assert_or_ranks(forest, make_chat, "glacier fjord ferry", [together, scattered])

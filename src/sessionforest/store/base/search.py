@@ -165,6 +165,14 @@ class SearchIndex(Protocol):
         matches per index): the chat-level evidence list."""
         ...
 
+    def entry_sequences(
+        self, term: Term, chats: Iterable[ChatKey], limit: int
+    ) -> dict[ChatKey, list[int]]:
+        """Per chat among `chats`, the sequences of its entries holding `term`,
+        ascending (at most `limit` entries in all, read unranked): where in a
+        chat its matches sit, for finding the passage that holds most words."""
+        ...
+
     def contains(self, chat: ChatKey, term: Term) -> bool:
         """Whether any entry of the chat, or its digest, holds `term`."""
         ...

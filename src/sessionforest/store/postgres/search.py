@@ -58,6 +58,16 @@ SELECT s.num, m.n FROM (
     ) e GROUP BY session_id
 ) m JOIN sessions s ON s.id = m.session_id
 """
+# The entries of the chats asked about holding the term (a passage search).
+ENTRY_SEQUENCES = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE s.num = ANY(%(chats)s) AND e.words @@ %(q)s::tsquery LIMIT %(n)s
+"""
+GRAM_ENTRY_SEQUENCES = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE s.num = ANY(%(chats)s) AND e.spaceless AND lower(e.text) LIKE %(like)s
+AND strpos(lower(e.text), %(needle)s) > 0 LIMIT %(n)s
+"""
 DIGEST_RANKED = f"""
 SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
 WHERE c.words @@ %(q)s::tsquery
@@ -329,6 +339,26 @@ class PostgresSearch:
         for num, _seq in found:
             counts[num] = counts.get(num, 0) + 1
         return counts
+
+    def entry_sequences(
+        self, term: Term, chats: Iterable[ChatKey], limit: int
+    ) -> dict[ChatKey, list[int]]:
+        wanted = sorted(set(chats))
+        if not wanted:
+            return {}
+        found: set[tuple[int, int]] = set()
+        expr = _term_query(term)
+        if expr is not None and term.entry_df:
+            args = {"chats": wanted, "q": expr, "n": limit}
+            found.update(tuple(r) for r in self._conn.execute(ENTRY_SEQUENCES, args))
+        if term.spaceless is not None and term.spaceless.entry_df:
+            needle = _needle(term.text)
+            args = {"chats": wanted, "like": _like(needle), "needle": needle, "n": limit}
+            found.update(tuple(r) for r in self._conn.execute(GRAM_ENTRY_SEQUENCES, args))
+        out: dict[ChatKey, list[int]] = {}
+        for num, seq in sorted(found):
+            out.setdefault(num, []).append(seq)
+        return out
 
     def contains(self, chat: ChatKey, term: Term) -> bool:
         conn = self._conn

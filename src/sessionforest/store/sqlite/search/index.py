@@ -63,6 +63,17 @@ ENTRY_PROBE = (
     "AND rowid BETWEEN ? AND ? LIMIT 1"
 )
 ENTRY_ROWIDS = "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? LIMIT ?"
+# Counted inside SQLite: no row crosses into Python (~2x faster on common words).
+ENTRY_COUNTS = (
+    f"SELECT rowid >> {SESSION_SHIFT}, count(*) FROM (SELECT rowid FROM session_entry_fts "
+    "WHERE session_entry_fts MATCH ? LIMIT ?) GROUP BY 1"
+)
+# One pass over the term's doclist, keeping the rows of the chats asked about
+# (a rowid range per chat would reload the doclist for each).
+ENTRY_ROWIDS_OF = (
+    f"SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    f"AND (rowid >> {SESSION_SHIFT}) IN (SELECT value FROM json_each(?)) LIMIT ?"
+)
 DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
 CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
@@ -163,17 +174,38 @@ class SQLiteSearch:
         return nums
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
+        [form] = self._forms([term])
+        if form is None or not form.entry_df:
+            if not term.entry_df:
+                return {}
+            return dict(self._conn.execute(ENTRY_COUNTS, (fts.match(term), limit)).fetchall())
+        # Words and substrings: an entry may hold both, so rows are told apart first.
         rows: set[int] = set()
         if term.entry_df:
             rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS, (fts.match(term), limit)))
-        [form] = self._forms([term])
-        if form is not None and form.entry_df:
-            rows.update(grams.entries(self._conn, [form], False, limit, GRAM_RANK_BUDGET))
+        rows.update(grams.entries(self._conn, [form], False, limit, GRAM_RANK_BUDGET))
         counts: dict[ChatKey, int] = {}
         for rowid in rows:
             num = rowid >> SESSION_SHIFT
             counts[num] = counts.get(num, 0) + 1
         return counts
+
+    def entry_sequences(
+        self, term: Term, chats: Iterable[ChatKey], limit: int
+    ) -> dict[ChatKey, list[int]]:
+        wanted = set(chats)
+        rows: set[int] = set()
+        if term.entry_df and wanted:
+            args = (fts.match(term), orjson.dumps(sorted(wanted)).decode(), limit)
+            rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS_OF, args))
+        [form] = self._forms([term])
+        if form is not None and form.entry_df and wanted:
+            more = grams.entries(self._conn, [form], False, limit, GRAM_RANK_BUDGET)
+            rows.update(r for r in more if r >> SESSION_SHIFT in wanted)
+        found: dict[ChatKey, list[int]] = {}
+        for rowid in sorted(rows):
+            found.setdefault(rowid >> SESSION_SHIFT, []).append(rowid & SEQUENCE_MASK)
+        return found
 
     def contains(self, chat: ChatKey, term: Term) -> bool:
         low = chat << SESSION_SHIFT
