@@ -215,3 +215,30 @@ def test_the_documented_examples_cover_every_rule() -> None:
         if pattern.fullmatch(example)
     }
     assert used == set(range(len(RULES)))
+
+
+def test_written_dates_are_that_calendar_day() -> None:
+    for phrase in ("July 24, 2023", "on july 24th 2023", "the 24th of July 2023", "24 jul 2023"):
+        window, rest = time_window(f"sqlite lock {phrase}", NOW)
+        assert window is not None, phrase
+        assert (window.start, window.end) == (at(2023, 7, 24), at(2023, 7, 25)), phrase
+        assert rest.split() == ["sqlite", "lock"]
+    # Without a year: the latest such day that has begun.
+    past, _ = time_window("on march 3rd", NOW)
+    assert past is not None and past.start == at(NOW.year, 3, 3)
+    ahead, _ = time_window("on december 30", NOW)
+    assert ahead is not None and ahead.start == at(NOW.year - 1, 12, 30)
+    # Not a day: no window, the words stay words.
+    window, rest = time_window("february 30 2023", NOW)
+    assert window is None and "february" in rest
+    month, _ = time_window("in march 2024", NOW)
+    assert month is not None and (month.start, month.end) == (at(2024, 3, 1), at(2024, 4, 1))
+
+
+def test_a_week_of_a_month_is_seven_of_its_days() -> None:
+    last, _ = time_window("the last week of August 2023", NOW)
+    assert last is not None and (last.start, last.end) == (at(2023, 8, 25), at(2023, 9, 1))
+    second, _ = time_window("during the second week of feb 2024", NOW)
+    assert second is not None and (second.start, second.end) == (at(2024, 2, 8), at(2024, 2, 15))
+    leap, _ = time_window("last week of february 2024", NOW)
+    assert leap is not None and (leap.start, leap.end) == (at(2024, 2, 23), at(2024, 3, 1))

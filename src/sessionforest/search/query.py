@@ -179,6 +179,28 @@ def _year(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
     return start, start.replace(year=start.year + 1)
 
 
+def _calendar_day(
+    now: datetime, month: int, day: int, year: str | None
+) -> tuple[datetime, datetime]:
+    """That day (in `now`'s time zone); without a year, the latest such day that has begun."""
+    start = _midnight(now).replace(year=int(year) if year else now.year, month=month, day=day)
+    if year is None and start > now:
+        start = start.replace(year=now.year - 1)
+    return start, start + _DAY
+
+
+_WEEK_OF_MONTH = {"first": 0, "second": 1, "third": 2, "fourth": 3}
+
+
+def _week_of_month(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
+    """The first..fourth 7 days of a month, or its last 7 ("the last week of August")."""
+    start, end = _month(now, _MONTH_ALIASES[m[2]], int(m[3]) if m[3] else None, False)
+    if m[1] == "last":
+        return end - 7 * _DAY, end
+    first = start + 7 * _WEEK_OF_MONTH[m[1]] * _DAY
+    return first, first + 7 * _DAY
+
+
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], tuple[datetime, datetime]]]
 
 
@@ -189,7 +211,15 @@ def _rule(pattern: str) -> re.Pattern[str]:
 _DAY = timedelta(days=1)
 _ONE_UNIT = r"(hour|day|week|month|year)"
 # Earlier rules win where phrases overlap ("in the last week" before "last week").
+_MONTH_NAME = "(" + "|".join(sorted(_MONTH_ALIASES, key=len, reverse=True)) + r")\.?"
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
 RULES: tuple[Rule, ...] = (
+    (_rule(r"(?:(?:in|during) )?(?:the )?(first|second|third|fourth|last) week of "
+           + _MONTH_NAME + r"(?: (\d{4}))?"), _week_of_month),
+    (_rule(r"(?:on )?" + _MONTH_NAME + " " + _ORDINAL + r"(?:,? (\d{4}))?"),
+     lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[1]], int(m[2]), m[3])),
+    (_rule(r"(?:on )?(?:the )?" + _ORDINAL + " (?:of )?" + _MONTH_NAME + r"(?:,? (\d{4}))?"),
+     lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[2]], int(m[1]), m[3])),
     (_rule(r"(?:(on|since) )?(\d{4})-(\d{2})-(\d{2})"), _date),
     (_rule(r"(?:in|during|back in) (\d{4})"), _year),
     (_rule(r"(?:in the |within the )?(?:last|past) " + _N + " " + _UNIT),
@@ -245,6 +275,8 @@ chat counts when it was active inside the window; weeks start on Monday):
   in march 2024, back in june 2025                 that month
   in 2024, during 2024, back in 2019               that calendar year
   2025-10-03, on 2025-10-03                        that calendar day
+  july 24 2023, on march 3rd, the 5th of may       that day (no year: the latest one)
+  the last week of august 2023, first week of may  its last, or first..fourth, 7 days
   since 2025-10-03                                 that day, 00:00 .. now
 Units: hour, day, week, month (and plurals); N is 1-999, one..twelve, a, an or
 a couple (of). A bare number such as 2024 stays a word. The first phrase sets
