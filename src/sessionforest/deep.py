@@ -586,15 +586,25 @@ def deep_search(
     return result
 
 
+@dataclass(eq=False)
+class _Slot:
+    """One client's pre-start: when it was begun, the thread preparing it, the result."""
+
+    made: float
+    thread: threading.Thread | None
+    ready: Prepared | None = None
+
+
 class Prestarts:
     """At most one prepared deep search per client, used once, expiring after
-    `PRESTART_TTL` seconds; prepared on a background thread."""
+    `PRESTART_TTL` seconds; prepared on a background thread. Slots are told apart by
+    identity, never by their clock reading (two starts may read the same time)."""
 
     def __init__(self, ttl: float = PRESTART_TTL, clock: Callable[[], float] = time.monotonic):
         self.ttl = ttl
         self.clock = clock
         self._lock = threading.Lock()
-        self._by_client: dict[str, tuple[float, threading.Thread | None, Prepared | None]] = {}
+        self._by_client: dict[str, _Slot] = {}
         self.started = 0  # how many were begun (for tests and the benchmark)
 
     def start(
@@ -620,44 +630,44 @@ class Prestarts:
             except Exception:  # a failed pre-start leaves Enter to start cold
                 ready = None
             with self._lock:
-                current = self._by_client.get(client_id)
-                kept = current is not None and current[0] == made
+                kept = self._by_client.get(client_id) is slot
                 if kept:
-                    self._by_client[client_id] = (made, None, ready)
+                    slot.thread, slot.ready = None, ready
             if not kept:  # replaced or dropped while it was being prepared
                 release(ready)
 
-        thread = threading.Thread(target=work, name="deep-prestart", daemon=True)
+        slot = _Slot(made, threading.Thread(target=work, name="deep-prestart", daemon=True))
         with self._lock:
             gone = [
                 self._by_client.pop(key)
-                for key, slot in list(self._by_client.items())
-                if made - slot[0] > self.ttl or key == client_id
+                for key, other in list(self._by_client.items())
+                if made - other.made > self.ttl or key == client_id
             ]  # expired unused, and this client's earlier one: dropped
-            self._by_client[client_id] = (made, thread, None)
+            self._by_client[client_id] = slot
             self.started += 1
-        for slot in gone:
-            release(slot[2])
-        thread.start()
+        for other in gone:
+            release(other.ready)
+        assert slot.thread is not None
+        slot.thread.start()
 
     def take(self, client_id: str, query: str, limit: int, harness: str | None) -> Prepared | None:
         """The client's prepared search for this query (waiting for it to finish), once."""
         with self._lock:
             slot = self._by_client.get(client_id)
+            thread = slot.thread if slot is not None else None
         if slot is None:
             return None
-        made, thread, _ = slot
         if thread is not None:
             thread.join()
         with self._lock:
-            slot = self._by_client.pop(client_id, None)
-        if slot is None or slot[0] != made:
-            return None
-        ready = slot[2]
+            if self._by_client.get(client_id) is not slot:
+                return None  # replaced or dropped meanwhile: that one is not ours to take
+            del self._by_client[client_id]
+            ready = slot.ready
         if (
             ready is None
             or ready.used
-            or self.clock() - made > self.ttl
+            or self.clock() - slot.made > self.ttl
             or not ready.matches(query, limit, harness)
         ):
             release(ready)
@@ -667,11 +677,11 @@ class Prestarts:
     def pending(self, client_id: str) -> bool:
         with self._lock:
             slot = self._by_client.get(client_id)
-        return slot is not None and self.clock() - slot[0] <= self.ttl
+        return slot is not None and self.clock() - slot.made <= self.ttl
 
     def drop(self, client_id: str) -> None:
         """Forget the client's pre-start (its connection closed) and close its SDK client."""
         with self._lock:
             slot = self._by_client.pop(client_id, None)
         if slot is not None:
-            release(slot[2])
+            release(slot.ready)
