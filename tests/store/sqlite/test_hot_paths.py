@@ -1,8 +1,9 @@
 """How SQLite keeps the hot paths fast: the pending index and the materialised path.
 
 `search_pending` notes what appends have not indexed; a search (or a closing
-writer) feeds it through `search_feed` in one transaction. `session_paths`
-holds the active path as the head moves; `path_tip` says which head it is for.
+writer) feeds it through `search_feed` in one transaction.
+`session_path_segments` holds the active path as the head moves; `path_tip`
+says which head it is for.
 """
 
 from __future__ import annotations
@@ -43,13 +44,34 @@ def materialised(path: Path, sid: str) -> tuple[str | None, list[str]]:
     [(tip, length)] = rows(
         path, "SELECT path_tip, path_length FROM session_heads WHERE session_id = ?", sid
     )
-    ids = rows(
+    if length is None:
+        return tip, []  # forgotten: reads walk (stale segment rows are ignored)
+    segments = segment_rows(path, sid)
+    assert all(depth < length for depth, _ in segments)  # none past the length
+    ids: list[str] = []
+    ends = [depth for depth, _ in segments[1:]] + [length]
+    for (depth, first), end in zip(segments, ends, strict=True):
+        ids += [
+            r[0]
+            for r in rows(
+                path,
+                "SELECT id FROM session_entries WHERE session_id = ? AND sequence >= ? "
+                "AND sequence < ? ORDER BY sequence",
+                sid,
+                first,
+                first + end - depth,
+            )
+        ]
+    return tip, ids
+
+
+def segment_rows(path: Path, sid: str) -> list[tuple[Any, ...]]:
+    return rows(
         path,
-        "SELECT entry_id FROM session_paths WHERE session_id = ? AND depth < ? ORDER BY depth",
+        "SELECT depth, from_sequence FROM session_path_segments WHERE session_id = ? "
+        "ORDER BY depth",
         sid,
-        length or 0,
     )
-    return tip, [r[0] for r in ids]
 
 
 def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> None:
@@ -104,16 +126,28 @@ def test_paths_follow_appends_branches_and_moves(forest: Forest) -> None:
     sid = forest.create_session("t")
     made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(6)]
     assert materialised(forest.path, sid) == (made[-1], made)
+    assert segment_rows(forest.path, sid) == [(0, 1)]  # a linear chat: one segment
     forest.move_head(sid, made[2])  # back: only the length changes
     assert materialised(forest.path, sid) == (made[2], made[:3])
-    leftovers = rows(forest.path, "SELECT count(*) FROM session_paths WHERE session_id = ?", sid)
-    assert leftovers == [(6,)]  # rows past the length stay until overwritten
-    other = forest.append(sid, "user.message", text("x"))
+    assert segment_rows(forest.path, sid) == [(0, 1)]
+    other = forest.append(sid, "user.message", text("x"))  # sequence 7 below sequence 3
     assert materialised(forest.path, sid) == (other.id, [*made[:3], other.id])
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 7)]
+    more = forest.append(sid, "user.message", text("y"))  # follows 7: no new segment
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 7)]
+    assert materialised(forest.path, sid) == (more.id, [*made[:3], other.id, more.id])
     forest.move_head(sid, made[-1])  # across to the old branch: walked back to the fork
     assert materialised(forest.path, sid) == (made[-1], made)
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 4)]
     low = forest.append(sid, "user.message", text("below the root"), parent=made[0])
     assert materialised(forest.path, sid) == (low.id, [made[0], low.id])
+    assert segment_rows(forest.path, sid) == [(0, 1), (1, 9)]
+    forest.move_head(sid, other.id)  # from below the root across to the middle branch
+    assert materialised(forest.path, sid) == (other.id, [*made[:3], other.id])
+    for limit in (1, 2, 4, 9):
+        expected = [*made[:3], other.id][-limit:]
+        assert [e.id for e in forest.active_path(sid, limit=limit)] == expected
+    assert forest.check().ok
 
 
 def test_a_head_moved_behind_the_api_leaves_the_path_stale_and_reads_walk(
@@ -135,9 +169,10 @@ def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Fo
     sid = forest.create_session("t")
     made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
     with closing(sqlite3.connect(forest.path)) as conn, conn:
+        # Claim a second segment at depth 3 that starts at the first entry again.
         conn.execute(
-            "UPDATE session_paths SET entry_id = ? WHERE session_id = ? AND depth = 3",
-            (made[0], sid),
+            "INSERT INTO session_path_segments VALUES (?, 3, 1)",
+            (sid,),
         )
     # Reads check each row's parent link and walk instead: never a wrong path.
     assert [e.id for e in forest.active_path(sid)] == made
@@ -156,14 +191,15 @@ def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Fo
 
 
 def test_a_migrated_store_materialises_paths_as_they_are_written(tmp_path: Path) -> None:
-    # Sessions from before session_paths have no path: reads walk; the next append stores it.
+    # Sessions from before session_path_segments have no path: reads walk; the next
+    # append stores it.
     path = tmp_path / "old.db"
     with Forest.open(path) as forest:
         sid = forest.create_session("t")
         made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(3)]
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE session_heads SET path_tip = NULL, path_length = NULL")
-        conn.execute("DELETE FROM session_paths")
+        conn.execute("DELETE FROM session_path_segments")
     with Forest.open(path) as forest:
         assert [e.id for e in forest.active_path(sid)] == made
         nxt = forest.append(sid, "user.message", text("next"))
