@@ -248,3 +248,73 @@ def test_a_catch_up_killed_midway_leaves_all_or_nothing(
     with Forest.open(path) as again:
         assert [h.sequence for h in again.search_session_entries(sid, "word2999")] == [3000]
         assert again.check().ok
+
+
+# Appends from another process, then prints the new head's id.
+APPENDER = r"""
+import sys
+from sessionforest import Forest
+
+with Forest.open(sys.argv[1]) as forest:
+    parent = sys.argv[3] if len(sys.argv) > 3 else None
+    body = {"content": [{"type": "text", "text": "from elsewhere"}]}
+    print(forest.append(sys.argv[2], "user.message", body, parent=parent).id, flush=True)
+"""
+
+
+def other_process_appends(path: Path, sid: str, parent: str | None = None) -> str:
+    args = [sys.executable, "-c", APPENDER, str(path), sid, *([parent] if parent else [])]
+    done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout.strip()
+
+
+def traced(forest: Forest) -> list[str]:
+    seen: list[str] = []
+    forest._backend.db.trace(seen.append)  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_cached_path_follows_another_process_appending_and_branching(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
+    assert [e.id for e in forest.active_path(sid)] == made  # read whole, cached
+    grown = other_process_appends(forest.path, sid)
+    seen = traced(forest)
+    assert [e.id for e in forest.active_path(sid)] == [*made, grown]
+    # Only the new depth was read: a range from sequence 6.
+    ranges = [s for s in seen if "sequence >= " in s and "FROM session_entries" in s]
+    assert len(ranges) == 1 and "sequence >= 6 AND sequence <= 6" in ranges[0]
+    # Another process branches below the second entry: the cached rows are not a
+    # prefix of the new path (the new row's parent is not the cached head).
+    branch = other_process_appends(forest.path, sid, made[1])
+    assert [e.id for e in forest.active_path(sid)] == [*made[:2], branch]
+    assert [e.id for e in forest.active_path(sid, limit=2)] == [made[1], branch]
+    # ... and back: a move to the old tip reads that path again.
+    forest.move_head(sid, grown)
+    assert [e.id for e in forest.active_path(sid)] == [*made, grown]
+    assert [e.id for e in forest.active_path(sid, limit=3)] == [*made[3:], grown]
+    assert forest.check().ok
+
+
+def test_a_cached_path_hands_each_load_its_own_payloads(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", text("kept"))
+    first = forest.active_path(sid)
+    first[0].payload["content"][0]["text"] = "changed by a caller"
+    again = forest.active_path(sid)
+    assert again[0].payload == text("kept")
+    assert again[0] is not first[0]
+
+
+def test_a_path_stale_behind_the_cache_is_not_served_from_it(forest: Forest) -> None:
+    # A head moved by a writer that does not keep the path (an import, repair):
+    # the load walks the parent links, whatever the cache holds.
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(4)]
+    assert [e.id for e in forest.active_path(sid)] == made
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        raw_move(conn, sid, made[1])
+    assert [e.id for e in forest.active_path(sid)] == made[:2]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        raw_move(conn, sid, made[-1])  # the path claims to be the head's again
+    assert [e.id for e in forest.active_path(sid)] == made

@@ -25,12 +25,23 @@ index and trusts the rows only after checking each one's parent is the row
 before, the last is the head and (for a whole path) the first is a root;
 otherwise it walks. `check` compares the entries the segments name with the
 parent-link walk.
+
+`PathCache` keeps, per session, the rows of the last whole path a load read,
+by its head. Entries are immutable and a path to a given entry never changes,
+so the rows stay right whatever any process writes later: a load whose head is
+the cached one reuses them; one whose head grew past it (appends by this or
+another process) reads only the new depths and checks that the first of them
+names the cached head as its parent; anything else reads the whole path. The
+rows are tuples of strings and numbers: each load still builds its own
+entries, so no caller sees another's decoded payload.
 """
 
 from __future__ import annotations
 
 import bisect
 import sqlite3
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ...model import Problem
@@ -203,14 +214,19 @@ def rows(conn: Conn, session_id: str, ranges: list[tuple[int, int]]) -> list[tup
 
 
 def trusted(
-    session_id: str, head: str, rows: list[tuple[Any, ...]], whole: bool, expected: int
+    session_id: str,
+    head: str,
+    rows: list[tuple[Any, ...]],
+    whole: bool,
+    expected: int,
+    below: str | None = None,
 ) -> bool:
     """Whether materialised rows (root first) are exactly the path's `expected` last
     entries: each the parent of the next, ending at the head, starting at a root
-    when `whole`, all of this session."""
+    when `whole` (or below the entry `below`), all of this session."""
     if len(rows) != expected or not rows or rows[-1][0] != head:
         return False
-    if whole and rows[0][2] is not None:
+    if (whole or below is not None) and rows[0][2] != below:
         return False
     before = rows[0]
     if before[1] != session_id:
@@ -220,6 +236,65 @@ def trusted(
             return False
         before = row
     return True
+
+
+Rows = list[tuple[Any, ...]]
+
+
+class PathCache:
+    """The rows of each session's last whole path read, by head (see the module
+    docstring), least recently used first out beyond `budget` rows in all."""
+
+    def __init__(self, budget: int = 50_000) -> None:
+        self._budget = budget
+        self._paths: OrderedDict[str, tuple[str, Rows]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def holds(self, session_id: str, head: str) -> bool:
+        """Whether the path ending at `head` is cached (a tail can then be cut from it)."""
+        with self._lock:
+            known = self._paths.get(session_id)
+        return known is not None and known[0] == head
+
+    def path(self, conn: Conn, session_id: str, head: str, length: int) -> Rows | None:
+        """The rows of the materialised path of `length` ending at `head` (the
+        caller read both in this snapshot), root first; None: not to be trusted."""
+        with self._lock:
+            known = self._paths.get(session_id)
+            if known is not None:
+                self._paths.move_to_end(session_id)
+        if known is not None:
+            tip, cached = known
+            if tip == head and len(cached) == length:
+                return cached
+            done = len(cached)
+            if done < length:
+                ranges = spans(conn, session_id, length, done)
+                if ranges is not None:
+                    new = rows(conn, session_id, ranges)
+                    if trusted(session_id, head, new, False, length - done, cached[-1][0]):
+                        return self._keep(session_id, head, cached + new)
+        ranges = spans(conn, session_id, length, 0)
+        if ranges is None:
+            return None
+        found = rows(conn, session_id, ranges)
+        if not trusted(session_id, head, found, True, length):
+            return None
+        return self._keep(session_id, head, found)
+
+    def _keep(self, session_id: str, head: str, found: Rows) -> Rows:
+        with self._lock:
+            old = self._paths.pop(session_id, None)
+            if old is not None:
+                self._size -= len(old[1])
+            if len(found) <= self._budget:
+                self._paths[session_id] = (head, found)
+                self._size += len(found)
+            while self._size > self._budget:
+                _, (_, dropped) = self._paths.popitem(last=False)
+                self._size -= len(dropped)
+        return found
 
 
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:

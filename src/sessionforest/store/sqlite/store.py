@@ -187,6 +187,8 @@ class SQLiteStore:
         # catchup.EVERY of them, an append indexes what is pending in its own
         # transaction, which bounds what a search must index before it reads.
         self._unindexed = 0
+        # The rows of recently loaded active paths (paths.PathCache).
+        self._paths = paths.PathCache()
 
     def close(self) -> None:
         self._db.close()
@@ -396,13 +398,19 @@ class SQLiteStore:
         with self._db.read() as conn:
             _, head, tip, length = self._head_state(conn, session_id)
             if head is not None and tip == head and length:
-                # Materialised (paths.py): ordered ranges, checked link by link.
+                # Materialised (paths.py): ordered ranges, checked link by link; a
+                # whole path through the cache, a tail of a path not cached by itself.
                 low = 0 if limit is None else max(0, length - limit)
-                ranges = paths.spans(conn, session_id, length, low)
-                if ranges is not None:
-                    rows = paths.rows(conn, session_id, ranges)
-                    if paths.trusted(session_id, head, rows, low == 0, length - low):
-                        return reading.entries_of(rows)
+                if low == 0 or self._paths.holds(session_id, head):
+                    found = self._paths.path(conn, session_id, head, length)
+                    if found is not None:
+                        return reading.entries_of(found[low:])
+                else:
+                    ranges = paths.spans(conn, session_id, length, low)
+                    if ranges is not None:
+                        rows = paths.rows(conn, session_id, ranges)
+                        if paths.trusted(session_id, head, rows, False, length - low):
+                            return reading.entries_of(rows)
             stop = WHOLE if limit is None else limit - 1
             rows = conn.execute(ACTIVE_PATH, {"sid": session_id, "stop": stop}).fetchall()
         whole = limit is None or len(rows) < limit
