@@ -251,6 +251,12 @@ class PathCache:
         self._size = 0
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every cached path (benchmarks time a first read with it)."""
+        with self._lock:
+            self._paths.clear()
+            self._size = 0
+
     def holds(self, session_id: str, head: str) -> bool:
         """Whether the path ending at `head` is cached (a tail can then be cut from it)."""
         with self._lock:
