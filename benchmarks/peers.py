@@ -284,8 +284,6 @@ def run(quick: bool) -> Section:
     deep_tail = harness.median([r["tail"] for r in deep_runs])
     share = med(sf, "per_s") / med(floor_n, "per_s")
     speedup = med(sf_full, "per_s") / med(sess, "per_s")
-    load_ratio = med(sf, "load") / med(sess, "load")
-    first_ratio = med(sf, "first") / med(sess, "load")
     rows = [
         Row(
             "appends/s, default vs raw floor without FTS (NORMAL)",
@@ -303,21 +301,16 @@ def run(quick: bool) -> Section:
             f">= {FULL_VS_SESSION}x",
             harness.verdict(speedup >= FULL_VS_SESSION),
         ),
-        Row(
-            f"load {count:,} vs `SQLiteSession.get_items()`",
-            harness.ms(med(sf, "load")),
-            harness.ms(med(sess, "load")),
-            harness.ratio(load_ratio),
-            f"<= {LOAD_VS_SESSION}x",
-            harness.verdict(load_ratio <= LOAD_VS_SESSION),
-        ),
-        Row(
-            f"load {count:,}, first read (path cache dropped) vs `SQLiteSession.get_items()`",
-            harness.ms(med(sf, "first")),
-            harness.ms(med(sess, "load")),
-            harness.ratio(first_ratio),
-            f"<= {LOAD_VS_SESSION}x",
-            harness.verdict(first_ratio <= LOAD_VS_SESSION),
+        *(
+            Row(
+                f"load {count:,}{how} vs `SQLiteSession.get_items()`",
+                harness.ms(med(sf, key)),
+                harness.ms(med(sess, "load")),
+                harness.ratio(med(sf, key) / med(sess, "load")),
+                f"<= {LOAD_VS_SESSION}x",
+                harness.verdict(med(sf, key) / med(sess, "load") <= LOAD_VS_SESSION),
+            )
+            for how, key in (("", "load"), (", first read (path cache dropped)", "first"))
         ),
         Row(
             f"branch creation at {deep:,} entries (floor: `AdvancedSQLiteSession` copy)",
