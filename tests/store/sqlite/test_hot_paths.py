@@ -318,3 +318,37 @@ def test_a_path_stale_behind_the_cache_is_not_served_from_it(forest: Forest) -> 
     with closing(sqlite3.connect(forest.path)) as conn, conn:
         raw_move(conn, sid, made[-1])  # the path claims to be the head's again
     assert [e.id for e in forest.active_path(sid)] == made
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_segments_agree_with_the_parent_links_through_random_branches_and_moves(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    with Forest.open(tmp_path / "random.db") as forest, Forest.open(forest.path) as other:
+        sid = forest.create_session("t")
+        parents: dict[str, str | None] = {}
+        head: str | None = None
+        for step in range(120):
+            writer = rng.choice([forest, other])  # two stores: each with its own cache
+            roll = rng.random()
+            if head is not None and roll < 0.15:
+                head = rng.choice(list(parents))
+                writer.move_head(sid, head)
+            else:
+                below = rng.choice(list(parents)) if parents and roll < 0.35 else head
+                made = writer.append(sid, "user.message", text(f"s{step}"), parent=below)
+                parents[made.id] = below
+                head = made.id
+            walk: list[str] = []
+            at: str | None = head
+            while at is not None:
+                walk.append(at)
+                at = parents[at]
+            walk.reverse()
+            reader = rng.choice([forest, other])
+            assert [e.id for e in reader.active_path(sid)] == walk
+            limit = rng.randint(1, 8)
+            assert [e.id for e in reader.active_path(sid, limit=limit)] == walk[-limit:]
+        assert materialised(forest.path, sid) == (head, walk)
+        assert forest.check().ok
