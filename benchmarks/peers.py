@@ -48,7 +48,8 @@ from sessionforest import Forest
 from sessionforest.ids import iso, new_id, utc_now
 
 NAME = "peers"
-RUNS = 3
+RUNS = 5
+LOAD_CALLS = 9  # timed loads per store and run (the load figures are short: more samples)
 TAIL = 20
 BRANCH_POINTS = 20
 
@@ -96,7 +97,7 @@ def _fresh(name: str) -> Path:
     return path
 
 
-def _warm(fn: Callable[[], object], runs: int = 5) -> float:
+def _warm(fn: Callable[[], object], runs: int = LOAD_CALLS) -> float:
     """Median ns of `runs` calls, each after an untimed one (warm caches on every side)."""
     times = []
     for _ in range(runs):
@@ -340,7 +341,7 @@ def run(quick: bool) -> Section:
         title="Peers: the stores agent builders use today",
         summary=(
             f"{count:,} messages of ~500 bytes appended one at a time to a fresh file, then "
-            "the whole history loaded (median of 5 calls, each after an untimed one); "
+            f"the whole history loaded (median of {LOAD_CALLS} calls, each after an untimed one); "
             f"medians of {RUNS} runs per store, run interleaved. "
             "See benchmarks/peers.py for each store's calls; the peers are installed from "
             "benchmarks/requirements-peers.txt, never as sessionforest dependencies."
