@@ -190,6 +190,23 @@ def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Fo
     assert forest.check().ok
 
 
+def test_check_finds_a_segment_past_the_path_and_repair_drops_the_path(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(3)]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        conn.execute("INSERT INTO session_path_segments VALUES (?, 5, 1)", (sid,))
+    assert [e.id for e in forest.active_path(sid)] == made  # reads ignore it
+    report = forest.check()
+    assert [p.code for p in report.problems] == ["path-mismatch"]
+    assert "depth 5" in report.problems[0].detail
+    fixed = forest.repair(sid)
+    assert [a.code for a in fixed.actions] == ["dropped-path"] and fixed.released
+    assert forest.check().ok
+    last = forest.append(sid, "user.message", text("on"))  # stored again from the root
+    assert materialised(forest.path, sid) == (last.id, [*made, last.id])
+    assert forest.check().ok
+
+
 def test_a_migrated_store_materialises_paths_as_they_are_written(tmp_path: Path) -> None:
     # Sessions from before session_path_segments have no path: reads walk; the next
     # append stores it.

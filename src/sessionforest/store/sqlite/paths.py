@@ -101,6 +101,12 @@ ORDER BY session_id
 CLAIMED_ALL = CLAIMED.format(where="")
 CLAIMED_SESSION = CLAIMED.format(where="AND session_id = :sid")
 
+# A segment at or past a current path's length: appends would grow into it.
+STRAY = (
+    "SELECT depth FROM session_path_segments WHERE session_id = ? AND depth >= ? "
+    "ORDER BY depth LIMIT 1"
+)
+
 # The parent-link walk `check` compares with (ids only, head first), bounded.
 WALK_IDS = """
 WITH RECURSIVE up(id, parent, n) AS (
@@ -318,6 +324,10 @@ def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Pr
         walked = [row[0] for row in conn.execute(WALK_IDS, walk)]
         walked.reverse()
         problem = rules.path_problem(sid, ids, walked)
+        stray = conn.execute(STRAY, (sid, length)).fetchone()
+        if problem is None and stray is not None:
+            detail = f"the stored active path has a segment at depth {stray[0]}, past its end"
+            problem = Problem(sid, "path-mismatch", None, f"{detail} (length {length})")
         if problem is not None:
             found.append(problem)
     return found
