@@ -109,6 +109,12 @@ def interleaved(runs: int, sides: dict[str, Callable[[], Any]]) -> dict[str, lis
     return results
 
 
+def uncached(forest: Any) -> None:
+    """Drop a SQLite store's in-memory path cache (store/sqlite/paths.py): its next
+    load reads the materialised path from the file, as a newly opened store does."""
+    forest._store._paths.clear()
+
+
 def hot_times(runs: int, calls: dict[str, Callable[[], object]]) -> dict[str, list[int]]:
     """Interleaved wall times of read calls, each timed call right after an untimed one
     of the same call: hot-cache figures even where the OS reclaims cold page cache."""

@@ -38,8 +38,8 @@ class Entry:
     __slots__ = ("_payload", "_row", "_stamp")
 
     _row: tuple[Any, ...]
-    _payload: dict[str, Any]
-    _stamp: dict[str, Any] | None
+    _payload: Any  # the decoded payload, or _LAZY until first read
+    _stamp: Any  # the decoded stamp, or _LAZY until first read
 
     def __init__(
         self,
@@ -65,6 +65,10 @@ class Entry:
         """Wrap a stored row; extra trailing columns (such as a depth) are ignored."""
         entry = _new(cls)
         _set_row(entry, row)
+        # A marker, not an unset slot: a first read then tests it instead of
+        # catching AttributeError, which costs more than the decode itself.
+        _set_payload(entry, _LAZY)
+        _set_stamp(entry, _LAZY)
         return entry
 
     @property
@@ -102,10 +106,9 @@ class Entry:
 
     @property
     def payload(self) -> dict[str, Any]:
-        try:
-            return self._payload
-        except AttributeError:
-            pass
+        payload = self._payload
+        if payload is not _LAZY:
+            return payload  # type: ignore[no-any-return]
         row = self._row
         payload = orjson.loads(row[6])
         if row[4] == 1 or row[5] in LEGACY_KINDS:
@@ -115,10 +118,9 @@ class Entry:
 
     @property
     def stamp(self) -> dict[str, Any] | None:
-        try:
-            return self._stamp
-        except AttributeError:
-            pass
+        stamp = self._stamp
+        if stamp is not _LAZY:
+            return stamp  # type: ignore[no-any-return]
         raw = self._row[9]
         stamp = orjson.loads(raw) if raw is not None else None
         _set_stamp(self, stamp)
@@ -159,6 +161,9 @@ class Entry:
             "stamp": self.stamp,
         }
 
+
+# What a lazily decoded slot holds until its first read.
+_LAZY: Any = object()
 
 # Slot descriptors' __set__ bypasses Entry.__setattr__, which refuses writes.
 _new = object.__new__

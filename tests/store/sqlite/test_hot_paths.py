@@ -1,8 +1,9 @@
 """How SQLite keeps the hot paths fast: the pending index and the materialised path.
 
 `search_pending` notes what appends have not indexed; a search (or a closing
-writer) feeds it through `search_feed` in one transaction. `session_paths`
-holds the active path as the head moves; `path_tip` says which head it is for.
+writer) feeds it through `search_feed` in one transaction.
+`session_path_segments` holds the active path as the head moves; `path_tip`
+says which head it is for.
 """
 
 from __future__ import annotations
@@ -43,13 +44,34 @@ def materialised(path: Path, sid: str) -> tuple[str | None, list[str]]:
     [(tip, length)] = rows(
         path, "SELECT path_tip, path_length FROM session_heads WHERE session_id = ?", sid
     )
-    ids = rows(
+    if length is None:
+        return tip, []  # forgotten: reads walk (stale segment rows are ignored)
+    segments = segment_rows(path, sid)
+    assert all(depth < length for depth, _ in segments)  # none past the length
+    ids: list[str] = []
+    ends = [depth for depth, _ in segments[1:]] + [length]
+    for (depth, first), end in zip(segments, ends, strict=True):
+        ids += [
+            r[0]
+            for r in rows(
+                path,
+                "SELECT id FROM session_entries WHERE session_id = ? AND sequence >= ? "
+                "AND sequence < ? ORDER BY sequence",
+                sid,
+                first,
+                first + end - depth,
+            )
+        ]
+    return tip, ids
+
+
+def segment_rows(path: Path, sid: str) -> list[tuple[Any, ...]]:
+    return rows(
         path,
-        "SELECT entry_id FROM session_paths WHERE session_id = ? AND depth < ? ORDER BY depth",
+        "SELECT depth, from_sequence FROM session_path_segments WHERE session_id = ? "
+        "ORDER BY depth",
         sid,
-        length or 0,
     )
-    return tip, [r[0] for r in ids]
 
 
 def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> None:
@@ -104,16 +126,28 @@ def test_paths_follow_appends_branches_and_moves(forest: Forest) -> None:
     sid = forest.create_session("t")
     made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(6)]
     assert materialised(forest.path, sid) == (made[-1], made)
+    assert segment_rows(forest.path, sid) == [(0, 1)]  # a linear chat: one segment
     forest.move_head(sid, made[2])  # back: only the length changes
     assert materialised(forest.path, sid) == (made[2], made[:3])
-    leftovers = rows(forest.path, "SELECT count(*) FROM session_paths WHERE session_id = ?", sid)
-    assert leftovers == [(6,)]  # rows past the length stay until overwritten
-    other = forest.append(sid, "user.message", text("x"))
+    assert segment_rows(forest.path, sid) == [(0, 1)]
+    other = forest.append(sid, "user.message", text("x"))  # sequence 7 below sequence 3
     assert materialised(forest.path, sid) == (other.id, [*made[:3], other.id])
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 7)]
+    more = forest.append(sid, "user.message", text("y"))  # follows 7: no new segment
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 7)]
+    assert materialised(forest.path, sid) == (more.id, [*made[:3], other.id, more.id])
     forest.move_head(sid, made[-1])  # across to the old branch: walked back to the fork
     assert materialised(forest.path, sid) == (made[-1], made)
+    assert segment_rows(forest.path, sid) == [(0, 1), (3, 4)]
     low = forest.append(sid, "user.message", text("below the root"), parent=made[0])
     assert materialised(forest.path, sid) == (low.id, [made[0], low.id])
+    assert segment_rows(forest.path, sid) == [(0, 1), (1, 9)]
+    forest.move_head(sid, other.id)  # from below the root across to the middle branch
+    assert materialised(forest.path, sid) == (other.id, [*made[:3], other.id])
+    for limit in (1, 2, 4, 9):
+        expected = [*made[:3], other.id][-limit:]
+        assert [e.id for e in forest.active_path(sid, limit=limit)] == expected
+    assert forest.check().ok
 
 
 def test_a_head_moved_behind_the_api_leaves_the_path_stale_and_reads_walk(
@@ -135,9 +169,10 @@ def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Fo
     sid = forest.create_session("t")
     made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
     with closing(sqlite3.connect(forest.path)) as conn, conn:
+        # Claim a second segment at depth 3 that starts at the first entry again.
         conn.execute(
-            "UPDATE session_paths SET entry_id = ? WHERE session_id = ? AND depth = 3",
-            (made[0], sid),
+            "INSERT INTO session_path_segments VALUES (?, 3, 1)",
+            (sid,),
         )
     # Reads check each row's parent link and walk instead: never a wrong path.
     assert [e.id for e in forest.active_path(sid)] == made
@@ -155,15 +190,33 @@ def test_check_finds_a_corrupted_path_quarantines_and_repair_drops_it(forest: Fo
     assert forest.check().ok
 
 
+def test_check_finds_a_segment_past_the_path_and_repair_drops_the_path(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(3)]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        conn.execute("INSERT INTO session_path_segments VALUES (?, 5, 1)", (sid,))
+    assert [e.id for e in forest.active_path(sid)] == made  # reads ignore it
+    report = forest.check()
+    assert [p.code for p in report.problems] == ["path-mismatch"]
+    assert "depth 5" in report.problems[0].detail
+    fixed = forest.repair(sid)
+    assert [a.code for a in fixed.actions] == ["dropped-path"] and fixed.released
+    assert forest.check().ok
+    last = forest.append(sid, "user.message", text("on"))  # stored again from the root
+    assert materialised(forest.path, sid) == (last.id, [*made, last.id])
+    assert forest.check().ok
+
+
 def test_a_migrated_store_materialises_paths_as_they_are_written(tmp_path: Path) -> None:
-    # Sessions from before session_paths have no path: reads walk; the next append stores it.
+    # Sessions from before session_path_segments have no path: reads walk; the next
+    # append stores it.
     path = tmp_path / "old.db"
     with Forest.open(path) as forest:
         sid = forest.create_session("t")
         made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(3)]
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE session_heads SET path_tip = NULL, path_length = NULL")
-        conn.execute("DELETE FROM session_paths")
+        conn.execute("DELETE FROM session_path_segments")
     with Forest.open(path) as forest:
         assert [e.id for e in forest.active_path(sid)] == made
         nxt = forest.append(sid, "user.message", text("next"))
@@ -212,3 +265,107 @@ def test_a_catch_up_killed_midway_leaves_all_or_nothing(
     with Forest.open(path) as again:
         assert [h.sequence for h in again.search_session_entries(sid, "word2999")] == [3000]
         assert again.check().ok
+
+
+# Appends from another process, then prints the new head's id.
+APPENDER = r"""
+import sys
+from sessionforest import Forest
+
+with Forest.open(sys.argv[1]) as forest:
+    parent = sys.argv[3] if len(sys.argv) > 3 else None
+    body = {"content": [{"type": "text", "text": "from elsewhere"}]}
+    print(forest.append(sys.argv[2], "user.message", body, parent=parent).id, flush=True)
+"""
+
+
+def other_process_appends(path: Path, sid: str, parent: str | None = None) -> str:
+    args = [sys.executable, "-c", APPENDER, str(path), sid, *([parent] if parent else [])]
+    done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout.strip()
+
+
+def traced(forest: Forest) -> list[str]:
+    seen: list[str] = []
+    forest._backend.db.trace(seen.append)  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_cached_path_follows_another_process_appending_and_branching(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(5)]
+    assert [e.id for e in forest.active_path(sid)] == made  # read whole, cached
+    grown = other_process_appends(forest.path, sid)
+    seen = traced(forest)
+    assert [e.id for e in forest.active_path(sid)] == [*made, grown]
+    # Only the new depth was read: a range from sequence 6.
+    ranges = [s for s in seen if "sequence >= " in s and "FROM session_entries" in s]
+    assert len(ranges) == 1 and "sequence >= 6 AND sequence <= 6" in ranges[0]
+    # Another process branches below the second entry: the cached rows are not a
+    # prefix of the new path (the new row's parent is not the cached head).
+    branch = other_process_appends(forest.path, sid, made[1])
+    assert [e.id for e in forest.active_path(sid)] == [*made[:2], branch]
+    assert [e.id for e in forest.active_path(sid, limit=2)] == [made[1], branch]
+    # ... and back: a move to the old tip reads that path again.
+    forest.move_head(sid, grown)
+    assert [e.id for e in forest.active_path(sid)] == [*made, grown]
+    assert [e.id for e in forest.active_path(sid, limit=3)] == [*made[3:], grown]
+    assert forest.check().ok
+
+
+def test_a_cached_path_hands_each_load_its_own_payloads(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", text("kept"))
+    first = forest.active_path(sid)
+    first[0].payload["content"][0]["text"] = "changed by a caller"
+    again = forest.active_path(sid)
+    assert again[0].payload == text("kept")
+    assert again[0] is not first[0]
+
+
+def test_a_path_stale_behind_the_cache_is_not_served_from_it(forest: Forest) -> None:
+    # A head moved by a writer that does not keep the path (an import, repair):
+    # the load walks the parent links, whatever the cache holds.
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(4)]
+    assert [e.id for e in forest.active_path(sid)] == made
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        raw_move(conn, sid, made[1])
+    assert [e.id for e in forest.active_path(sid)] == made[:2]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        raw_move(conn, sid, made[-1])  # the path claims to be the head's again
+    assert [e.id for e in forest.active_path(sid)] == made
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_segments_agree_with_the_parent_links_through_random_branches_and_moves(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    with Forest.open(tmp_path / "random.db") as forest, Forest.open(forest.path) as other:
+        sid = forest.create_session("t")
+        parents: dict[str, str | None] = {}
+        head: str | None = None
+        for step in range(120):
+            writer = rng.choice([forest, other])  # two stores: each with its own cache
+            roll = rng.random()
+            if head is not None and roll < 0.15:
+                head = rng.choice(list(parents))
+                writer.move_head(sid, head)
+            else:
+                below = rng.choice(list(parents)) if parents and roll < 0.35 else head
+                made = writer.append(sid, "user.message", text(f"s{step}"), parent=below)
+                parents[made.id] = below
+                head = made.id
+            walk: list[str] = []
+            at: str | None = head
+            while at is not None:
+                walk.append(at)
+                at = parents[at]
+            walk.reverse()
+            reader = rng.choice([forest, other])
+            assert [e.id for e in reader.active_path(sid)] == walk
+            limit = rng.randint(1, 8)
+            assert [e.id for e in reader.active_path(sid, limit=limit)] == walk[-limit:]
+        assert materialised(forest.path, sid) == (head, walk)
+        assert forest.check().ok

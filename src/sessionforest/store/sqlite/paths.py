@@ -1,56 +1,78 @@
 """The active path, materialised as the head moves: loads read it like a plain list.
 
-`session_paths` holds (session, depth, entry): depth is an entry's distance
-from the root, which never changes (entries are immutable), so an entry has at
-most one row. `session_heads.path_tip` and `path_length` say which head the
-rows 0..path_length-1 describe; rows at or past path_length are leftovers of
-an abandoned branch, ignored and overwritten as the path grows again.
+A path is stored as segments: runs of entries whose sequences follow one
+another (in a linear chat, the whole path is one run). `session_path_segments`
+holds (session, depth, from_sequence): the path entry at `depth` has sequence
+`from_sequence`, and each next depth the next sequence, up to the next
+segment's depth (or the path's length). `session_heads.path_tip` and
+`path_length` say which head the segments describe; no segment lies at or past
+path_length. Entries are immutable and sequences unique per session, so a
+segment names its entries for good.
 
-- An append at the head adds its rows at path_length: one insert per entry.
+- An append at the head whose sequence follows the head's (the common case)
+  writes nothing here: only the head row's length grows. Otherwise (another
+  branch was appended to in between) it adds one segment row.
 - A move or a branch walks up from the new head only until it meets the
-  materialised path (often at once: the target or its parent is on it), then
-  sets path_length to the fork's depth + 1 plus what it walked: no row is
-  deleted, so a branch at the root of 100,000 entries costs what one at the
-  head does.
+  materialised path (often at once: the target or its parent is on it), drops
+  the segments past the fork and adds one row per run it walked: a branch at
+  the root of 100,000 entries costs what one at the head does.
 - Any other writer of a head (imports, restore, repair) leaves path_tip
   behind: the path is then stale, reads walk the parent links as before, and
   the next append or move re-materialises it from the root.
 
-A load trusts the rows only after checking each one's parent is the row
+A load reads each segment as one ordered range of the (session_id, sequence)
+index and trusts the rows only after checking each one's parent is the row
 before, the last is the head and (for a whole path) the first is a root;
-otherwise it walks. `check` compares the rows with the parent-link walk.
+otherwise it walks. `check` compares the entries the segments name with the
+parent-link walk.
+
+`PathCache` keeps, per session, the rows of the last whole path a load read,
+by its head. Entries are immutable and a path to a given entry never changes,
+so the rows stay right whatever any process writes later: a load whose head is
+the cached one reuses them; one whose head grew past it (appends by this or
+another process) reads only the new depths and checks that the first of them
+names the cached head as its parent; anything else reads the whole path. The
+rows are tuples of strings and numbers: each load still builds its own
+entries, so no caller sees another's decoded payload.
 """
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ...model import Problem
 from ...rules import integrity as rules
+from .rows import ENTRY_COLUMNS
 
-# Up from `target` until an entry on the materialised path (depth below the
-# length), bounded by the session's entry count against a corrupt cycle.
-# Rows come in walk order (FIFO recursion): n = 0 is the target.
-FORK = """
-WITH RECURSIVE up(id, parent, n, depth) AS (
-    SELECT e.id, e.parent_entry_id, 0,
-           (SELECT p.depth FROM session_paths p
-            WHERE p.entry_id = e.id AND p.session_id = :sid AND p.depth < :length)
-    FROM session_entries e WHERE e.id = :target AND e.session_id = :sid
+# Up from `target`, within the session, bounded by its entry count against a
+# corrupt cycle. FIFO recursion: rows come target first, and SQLite computes
+# them as they are stepped, so a walk read only to the fork costs only that.
+WALK_UP = """
+WITH RECURSIVE up(id, parent, sequence, n) AS (
+    SELECT id, parent_entry_id, sequence, 0 FROM session_entries
+    WHERE id = :target AND session_id = :sid
     UNION ALL
-    SELECT e.id, e.parent_entry_id, up.n + 1,
-           (SELECT p.depth FROM session_paths p
-            WHERE p.entry_id = e.id AND p.session_id = :sid AND p.depth < :length)
+    SELECT e.id, e.parent_entry_id, e.sequence, up.n + 1
     FROM up JOIN session_entries e ON e.id = up.parent
-    WHERE up.depth IS NULL AND e.session_id = :sid
+    WHERE e.session_id = :sid
       AND up.n < (SELECT MAX(sequence) FROM session_entries WHERE session_id = :sid)
 )
-SELECT id, parent, n, depth FROM up
+SELECT id, parent, sequence FROM up
 """
 
-PUT = "INSERT OR REPLACE INTO session_paths(session_id, depth, entry_id) VALUES (?, ?, ?)"
+SEGMENTS = (
+    "SELECT depth, from_sequence FROM session_path_segments "
+    "WHERE session_id = ? AND depth < ? ORDER BY depth"
+)
+PUT = (
+    "INSERT OR REPLACE INTO session_path_segments(session_id, depth, from_sequence) "
+    "VALUES (?, ?, ?)"
+)
+DROP_FROM = "DELETE FROM session_path_segments WHERE session_id = ? AND depth >= ?"
 
 SET_HEAD = """
 INSERT INTO session_heads(session_id, active_entry_id, updated_at, path_tip, path_length)
@@ -60,26 +82,30 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
     path_length = excluded.path_length
 """
 
-# The rows of the materialised path from depth `low` (a tail) to the head,
-# each with its distance below the head (rules.reading.path_of's 11th column).
-ROWS = """
-SELECT e.id, e.session_id, e.parent_entry_id, e.sequence, e.semantic_schema_version,
-       e.kind, e.payload, e.context_visibility, e.created_at, e.stamp, :top - p.depth
-FROM session_paths p JOIN session_entries e ON e.id = p.entry_id
-WHERE p.session_id = :sid AND p.depth >= :low AND p.depth <= :top
-ORDER BY p.depth
-"""
+# One segment's entries (or a tail of it): a plain ordered range of the index.
+RANGE = (
+    f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+    "WHERE session_id = ? AND sequence >= ? AND sequence <= ? ORDER BY sequence"
+)
+RANGE_IDS = (
+    "SELECT id FROM session_entries "
+    "WHERE session_id = ? AND sequence >= ? AND sequence <= ? ORDER BY sequence"
+)
 
-# What `check` compares with the walk: the rows a current path claims.
+# What `check` compares with the walk: each session whose path claims to be its head's.
 CLAIMED = """
-SELECT h.session_id, h.active_entry_id, h.path_length, p.depth, p.entry_id
-FROM session_heads h JOIN session_paths p
-  ON p.session_id = h.session_id AND p.depth < h.path_length
-WHERE h.path_tip IS NOT NULL AND h.path_tip = h.active_entry_id {where}
-ORDER BY h.session_id, p.depth
+SELECT session_id, active_entry_id, path_length FROM session_heads
+WHERE path_tip IS NOT NULL AND path_tip = active_entry_id {where}
+ORDER BY session_id
 """
 CLAIMED_ALL = CLAIMED.format(where="")
-CLAIMED_SESSION = CLAIMED.format(where="AND h.session_id = :sid")
+CLAIMED_SESSION = CLAIMED.format(where="AND session_id = :sid")
+
+# A segment at or past a current path's length: appends would grow into it.
+STRAY = (
+    "SELECT depth FROM session_path_segments WHERE session_id = ? AND depth >= ? "
+    "ORDER BY depth LIMIT 1"
+)
 
 # The parent-link walk `check` compares with (ids only, head first), bounded.
 WALK_IDS = """
@@ -95,9 +121,11 @@ SELECT id FROM up
 # Forget a session's materialised path (repair; reads walk until the next write).
 FORGET = "UPDATE session_heads SET path_tip = NULL, path_length = NULL WHERE session_id = ?"
 
+Conn = sqlite3.Connection | sqlite3.Cursor
+
 
 def reach(
-    conn: sqlite3.Connection | sqlite3.Cursor,
+    conn: Conn,
     session_id: str,
     target: str | None,
     tip: str | None,
@@ -107,48 +135,104 @@ def reach(
     """Make the materialised path end at `target` (inside the caller's write
     transaction); returns its length, or None when the path cannot be built
     (damage: reads then walk, and raise what the walk finds)."""
-    if target is None:
-        return 0
     current = length if tip is not None and tip == head and length is not None else 0
+    if target is None:
+        conn.execute(DROP_FROM, (session_id, 0))
+        return 0
     if current and target == tip:
         return current
-    walked = conn.execute(FORK, {"sid": session_id, "target": target, "length": current}).fetchall()
-    if not walked:
-        return None
-    _, last_parent, _, fork = walked[-1]
+    segments = conn.execute(SEGMENTS, (session_id, current)).fetchall() if current else []
+    starts = [s[1] for s in segments]
+    fork: int | None = None
+    walked: list[int] = []  # sequences from the target up, short of the fork
+    last_parent: Any = None
+    for _id, parent, sequence in conn.execute(WALK_UP, {"sid": session_id, "target": target}):
+        fork = _depth_of(segments, starts, current, sequence)
+        if fork is not None:
+            break
+        walked.append(sequence)
+        last_parent = parent
     if fork is not None:
-        new = walked[:-1]  # the fork itself is on the path already
         base = fork + 1
-    elif last_parent is None:
-        new = walked
+    elif walked and last_parent is None:
         base = 0
     else:
         return None  # a missing, foreign or cyclic parent: not a path
-    top: int = base + len(new) - 1
-    if new:
-        conn.executemany(PUT, [(session_id, top - n, row[0]) for n, row in enumerate(new)])
-    return top + 1
+    conn.execute(DROP_FROM, (session_id, base))
+    walked.reverse()
+    runs, before = [], None
+    for i, sequence in enumerate(walked):
+        if before is None or sequence != before + 1:
+            runs.append((session_id, base + i, sequence))
+        before = sequence
+    if runs:
+        conn.executemany(PUT, runs)
+    return base + len(walked)
 
 
-def extend(
-    conn: sqlite3.Connection | sqlite3.Cursor, session_id: str, length: int, ids: Sequence[str]
-) -> None:
-    """Add `ids` (an append's new entries, each the child of the one before) at `length`."""
-    if len(ids) == 1:
-        conn.execute(PUT, (session_id, length, ids[0]))
-    else:
-        conn.executemany(PUT, [(session_id, length + i, e) for i, e in enumerate(ids)])
+def _depth_of(
+    segments: list[tuple[int, int]], starts: list[int], length: int, sequence: int
+) -> int | None:
+    """The depth of the entry with `sequence` on the materialised path, or None.
+
+    Sequences grow strictly along a path (a parent is always older), so the
+    segment that can hold it is the last one starting at or below it."""
+    i = bisect.bisect_right(starts, sequence) - 1
+    if i < 0:
+        return None
+    depth, first = segments[i]
+    end = segments[i + 1][0] if i + 1 < len(segments) else length
+    at = depth + sequence - first
+    return at if at < end else None
+
+
+def extend(conn: Conn, session_id: str, length: int, below: int | None, first: int) -> None:
+    """Record an append's entries (sequences from `first` on, each the child of the
+    one before) at depth `length`, below the path's last entry (sequence `below`)."""
+    if length == 0 or below is None or first != below + 1:
+        conn.execute(PUT, (session_id, length, first))
+
+
+def spans(conn: Conn, session_id: str, length: int, low: int) -> list[tuple[int, int]] | None:
+    """The sequence ranges (inclusive) holding the path's depths `low`..length-1,
+    root side first; None when the segments do not describe a path of `length`."""
+    segments = conn.execute(SEGMENTS, (session_id, length)).fetchall()
+    if not segments or segments[0][0] != 0:
+        return None
+    found = []
+    for i, (depth, first) in enumerate(segments):
+        end = segments[i + 1][0] if i + 1 < len(segments) else length
+        if end <= low:
+            continue
+        start = max(depth, low)
+        found.append((first + start - depth, first + end - 1 - depth))
+    return found
+
+
+def rows(conn: Conn, session_id: str, ranges: list[tuple[int, int]]) -> list[tuple[Any, ...]]:
+    """The entry rows of `ranges` (from `spans`), in path order."""
+    if len(ranges) == 1:
+        return conn.execute(RANGE, (session_id, *ranges[0])).fetchall()
+    found: list[tuple[Any, ...]] = []
+    for low, high in ranges:
+        found += conn.execute(RANGE, (session_id, low, high)).fetchall()
+    return found
 
 
 def trusted(
-    session_id: str, head: str, rows: list[tuple[Any, ...]], whole: bool, expected: int
+    session_id: str,
+    head: str,
+    rows: list[tuple[Any, ...]],
+    whole: bool,
+    expected: int,
+    below: str | None = None,
 ) -> bool:
     """Whether materialised rows (root first) are exactly the path's `expected` last
     entries: each the parent of the next, ending at the head, starting at a root
-    when `whole`, all of this session."""
+    when `whole` (or below the entry `below`), all of this session."""
     if len(rows) != expected or not rows or rows[-1][0] != head:
         return False
-    if whole and rows[0][2] is not None:
+    if (whole or below is not None) and rows[0][2] != below:
         return False
     before = rows[0]
     if before[1] != session_id:
@@ -160,21 +244,90 @@ def trusted(
     return True
 
 
+Rows = list[tuple[Any, ...]]
+
+
+class PathCache:
+    """The rows of each session's last whole path read, by head (see the module
+    docstring), least recently used first out beyond `budget` rows in all."""
+
+    def __init__(self, budget: int = 50_000) -> None:
+        self._budget = budget
+        self._paths: OrderedDict[str, tuple[str, Rows]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget every cached path (benchmarks time a first read with it)."""
+        with self._lock:
+            self._paths.clear()
+            self._size = 0
+
+    def holds(self, session_id: str, head: str) -> bool:
+        """Whether the path ending at `head` is cached (a tail can then be cut from it)."""
+        with self._lock:
+            known = self._paths.get(session_id)
+        return known is not None and known[0] == head
+
+    def path(self, conn: Conn, session_id: str, head: str, length: int) -> Rows | None:
+        """The rows of the materialised path of `length` ending at `head` (the
+        caller read both in this snapshot), root first; None: not to be trusted."""
+        with self._lock:
+            known = self._paths.get(session_id)
+            if known is not None:
+                self._paths.move_to_end(session_id)
+        if known is not None:
+            tip, cached = known
+            if tip == head and len(cached) == length:
+                return cached
+            done = len(cached)
+            if done < length:
+                ranges = spans(conn, session_id, length, done)
+                if ranges is not None:
+                    new = rows(conn, session_id, ranges)
+                    if trusted(session_id, head, new, False, length - done, cached[-1][0]):
+                        return self._keep(session_id, head, cached + new)
+        ranges = spans(conn, session_id, length, 0)
+        if ranges is None:
+            return None
+        found = rows(conn, session_id, ranges)
+        if not trusted(session_id, head, found, True, length):
+            return None
+        return self._keep(session_id, head, found)
+
+    def _keep(self, session_id: str, head: str, found: Rows) -> Rows:
+        with self._lock:
+            old = self._paths.pop(session_id, None)
+            if old is not None:
+                self._size -= len(old[1])
+            if len(found) <= self._budget:
+                self._paths[session_id] = (head, found)
+                self._size += len(found)
+            while self._size > self._budget:
+                _, (_, dropped) = self._paths.popitem(last=False)
+                self._size -= len(dropped)
+        return found
+
+
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
     """Each session whose materialised path (one claiming to be its head's) is not the
     parent-link walk from the head (rules.integrity.path_problem)."""
-    claimed: dict[str, tuple[str, list[str]]] = {}
     query, args = (
         (CLAIMED_ALL, {}) if session_id is None else (CLAIMED_SESSION, {"sid": session_id})
     )
-    for sid, head, _length, _depth, entry_id in conn.execute(query, args):
-        claimed.setdefault(sid, (head, []))[1].append(entry_id)
     found = []
-    for sid, (head, ids) in claimed.items():
-        walk = {"sid": sid, "head": head, "bound": len(ids)}
+    for sid, head, length in conn.execute(query, args).fetchall():
+        ids: list[str] = []
+        for low, high in spans(conn, sid, length, 0) or []:
+            ids += [r[0] for r in conn.execute(RANGE_IDS, (sid, low, high))]
+        walk = {"sid": sid, "head": head, "bound": length}
         walked = [row[0] for row in conn.execute(WALK_IDS, walk)]
         walked.reverse()
         problem = rules.path_problem(sid, ids, walked)
+        stray = conn.execute(STRAY, (sid, length)).fetchone()
+        if problem is None and stray is not None:
+            detail = f"the stored active path has a segment at depth {stray[0]}, past its end"
+            problem = Problem(sid, "path-mismatch", None, f"{detail} (length {length})")
         if problem is not None:
             found.append(problem)
     return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, TypeVar
 
-from . import integrity
+from ...rules import integrity
 
 Row = TypeVar("Row", bound=tuple[Any, ...])
 

@@ -50,13 +50,15 @@ WHOLE = 1 << 62
 
 # One round trip gathers everything an append must check: the session (and
 # its quarantine), the head, the next sequence, the owner and schema version
-# of the entry the append goes below (the given parent, else the head) and the
-# bound directory. (An INSERT ... SELECT doing the checks in place measured
-# slower: SQLite materialises a SELECT that reads the table being inserted into.)
+# of the entry the append goes below (the given parent, else the head), the
+# bound directory, the materialised path's tip and length and the sequence of
+# the entry below (whether the append continues the path's last segment). (An
+# INSERT ... SELECT doing the checks in place measured slower: SQLite
+# materialises a SELECT that reads the table being inserted into.)
 APPEND_STATE = """
 SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       p.session_id, p.semantic_schema_version, s.cwd, h.path_tip, h.path_length
+       p.session_id, p.semantic_schema_version, s.cwd, h.path_tip, h.path_length, p.sequence
 FROM sessions s
 LEFT JOIN session_heads h ON h.session_id = s.id
 LEFT JOIN session_entries p ON p.id = COALESCE(:parent, h.active_entry_id)
@@ -185,6 +187,8 @@ class SQLiteStore:
         # catchup.EVERY of them, an append indexes what is pending in its own
         # transaction, which bounds what a search must index before it reads.
         self._unindexed = 0
+        # The rows of recently loaded active paths (paths.PathCache).
+        self._paths = paths.PathCache()
 
     def close(self) -> None:
         self._db.close()
@@ -329,7 +333,7 @@ class SQLiteStore:
             # The path below could not be built (damage): left stale, reads walk.
             conn.execute(paths.SET_HEAD, (session_id, link, now, None, None))
         else:
-            paths.extend(conn, session_id, length, [item.id for item in items])
+            paths.extend(conn, session_id, length, row[8], first)
             conn.execute(paths.SET_HEAD, (session_id, link, now, link, length + len(items)))
         return Appended(below, first, text)
 
@@ -394,12 +398,19 @@ class SQLiteStore:
         with self._db.read() as conn:
             _, head, tip, length = self._head_state(conn, session_id)
             if head is not None and tip == head and length:
-                # Materialised (paths.py): one ordered range, checked link by link.
+                # Materialised (paths.py): ordered ranges, checked link by link; a
+                # whole path through the cache, a tail of a path not cached by itself.
                 low = 0 if limit is None else max(0, length - limit)
-                args = {"sid": session_id, "low": low, "top": length - 1}
-                rows = conn.execute(paths.ROWS, args).fetchall()
-                if paths.trusted(session_id, head, rows, low == 0, length - low):
-                    return reading.path_of(session_id, head, rows, whole=low == 0)
+                if low == 0 or self._paths.holds(session_id, head):
+                    found = self._paths.path(conn, session_id, head, length)
+                    if found is not None:
+                        return reading.entries_of(found[low:])
+                else:
+                    ranges = paths.spans(conn, session_id, length, low)
+                    if ranges is not None:
+                        rows = paths.rows(conn, session_id, ranges)
+                        if paths.trusted(session_id, head, rows, False, length - low):
+                            return reading.entries_of(rows)
             stop = WHOLE if limit is None else limit - 1
             rows = conn.execute(ACTIVE_PATH, {"sid": session_id, "stop": stop}).fetchall()
         whole = limit is None or len(rows) < limit
