@@ -10,26 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 # `:name` but not a `::type` cast.
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 
-class Rows(Protocol):
-    """A cursor as both drivers return it."""
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def __iter__(self) -> Any: ...
-
-
-class Conn(Protocol):
-    """A connection (or cursor) of either driver, inside a transaction."""
-
-    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+# A connection (or cursor) of either driver inside a transaction: `execute(sql,
+# params)` returning rows to fetch or iterate. Typed loosely on purpose: the two
+# drivers' classes share that shape but no base class.
+Conn = Any
 
 
 @dataclass(frozen=True, slots=True)
