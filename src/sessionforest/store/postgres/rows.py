@@ -16,6 +16,8 @@ import psycopg
 from ...entrytext import INDEXED_KINDS, indexed_text
 from ...rules import integrity as integrity_rules
 from ...scripts import spaceless
+from ..sql import rows as shared_rows
+from ..sql.dialect import POSTGRES
 
 ENTRY_COLUMNS: Final = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
@@ -30,17 +32,7 @@ SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::int[]
                      %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::bool[])
 """
 
-INSERT_SESSION: Final = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
-    "source_format, source_path, source_id, summary, git_branch) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-
-UPSERT_HEAD: Final = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (%s, %s, %s)
-ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                       updated_at = excluded.updated_at
-"""
+UPSERT_HEAD: Final = POSTGRES.sql(shared_rows.UPSERT_HEAD)
 
 # The session's row lock: every writer of a session (append, import, repair)
 # takes it first, in its own statement, so the statements after it read a
