@@ -15,15 +15,19 @@ from typing import Any
 import psycopg
 
 from ...errors import ImportRejected, SessionExists
-from ...model import CURRENT_SCHEMA_VERSION, ChatSpec, StoredEntry
-from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, repeated
+from ...model import ChatSpec, StoredEntry
+from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
 from ..sql.dialect import POSTGRES
 from .database import Database
-from .rows import BAD_PARENT, BRANCHES, OWNER, insert_entries, searchable_json
+from .rows import BAD_PARENT, BRANCHES, OWNER, copy_entries, insert_entries, searchable_json
 from .store import adoption_refused
 
 BATCH = 1000
 RECENT = 8192
+# A restore's rows are staged and written by COPY at most this many (or this many
+# payload characters) at a time: few statements, memory still bounded.
+COPY_ROWS = 20_000
+COPY_CHARS = 64 << 20
 
 # Ids of a batch stored anywhere (the only cross-session read of an import).
 STORED_ROWS = (
@@ -85,55 +89,57 @@ class PostgresBulk(SQLBulk["PostgresChatWriter"]):
         return PostgresChatWriter(conn, self._q, spec, source, last, at, BATCH, RECENT)
 
     def _insert(
-        self, conn: psycopg.Connection[Any], batch: list[StoredEntry], source: str, where: Locate
+        self,
+        conn: psycopg.Connection[Any],
+        batch: list[StoredEntry],
+        source: str,
+        where: Locate,
+        stage: Stage,
     ) -> None:
-        """Insert `batch` (then empty it), refusing an id stored already: in another
-        session (no key spans sessions: checked here) or twice in this one."""
+        """Stage `batch` (then empty it) for one COPY, refusing an id stored or staged
+        already: in another session (no key spans sessions: checked here) or twice in
+        this one."""
         if not batch:
             return
         clash = conn.execute(CLASH, ([e.id for e in batch],)).fetchone()
-        seen: dict[str, int] = {}
+        staged = stage.ids
         for entry in batch:
             if clash is not None and entry.id == clash[0]:
                 raise repeated(source, entry, clash[1:], where)
-            if entry.id in seen:
-                raise repeated(source, entry, (entry.session_id, seen[entry.id]), where)
-            seen[entry.id] = entry.sequence
-        insert_entries(conn, [(*e, *searchable_json(e.kind, e.payload)) for e in batch])
+            owner = staged.get(entry.id)
+            if owner is not None:
+                raise repeated(source, entry, owner, where)
+            staged[entry.id] = (entry.session_id, entry.sequence)
+            stage.rows.append((*entry, *searchable_json(entry.kind, entry.payload)))
+            stage.size += len(entry.payload)
         batch.clear()
+        if len(stage.rows) >= COPY_ROWS or stage.size >= COPY_CHARS:
+            self._flush(conn, stage)
+
+    def _flush(self, conn: psycopg.Connection[Any], stage: Stage) -> None:
+        """Write the staged rows with one COPY: the per-row text trigger and the
+        statement-level statistics and digest trigger run as for an INSERT."""
+        copy_entries(conn, stage.rows)
+        stage.clear()
 
 
 class PostgresChatWriter(SQLChatWriter):
     """The `ChatWriter` of `PostgresBulk.bulk_chat` (the checks are rules/imports.py's)."""
 
-    def _confirmed_before(self, entry_id: str) -> bool:
-        found = self._conn.execute("SELECT 1 FROM import_confirmed WHERE id = %s", (entry_id,))
-        return found.fetchone() is not None
-
-    def flush(self) -> None:
-        if not self._batch:
-            return
-        rows = list(self._batch.values())
-        self._batch.clear()
-        found = self._conn.execute(STORED_ROWS, ([r.id for r in rows],)).fetchall()
+    def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        found = self._conn.execute(STORED_ROWS, (ids,)).fetchall()
         # An id in this session wins over the same id in another one.
-        stored = {r[0]: r for r in sorted(found, key=lambda r: r[6] == self._spec.id)}
-        fresh, confirmed = self._sorted(rows, stored)
-        if confirmed:
-            with self._conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO import_confirmed VALUES (%s) ON CONFLICT DO NOTHING",
-                    [(i,) for i in confirmed],
-                )
-        sid = self._spec.id
-        insert_entries(
-            self._conn,
-            [
-                (row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind, row.payload,
-                 row.visibility, row.created_at, None, *searchable_json(row.kind, row.payload))
-                for row, sequence in fresh
-            ],
-        )  # fmt: skip
+        return {r[0]: r for r in sorted(found, key=lambda r: r[6] == self._spec.id)}
+
+    def _confirm(self, ids: list[str]) -> None:
+        with self._conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO import_confirmed VALUES (%s) ON CONFLICT DO NOTHING",
+                [(i,) for i in ids],
+            )
+
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        insert_entries(self._conn, [(*r, *searchable_json(r[5], r[6])) for r in rows])
 
 
 __all__ = ["OWNER", "PostgresBulk", "PostgresChatWriter"]

@@ -17,6 +17,7 @@ import psycopg
 
 from ...scripts import ELLIPSIS, MARK, excerpt, spaceless
 from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Spaceless, Term
+from ..base.search import then_missing
 from .schema import TEXT_CONFIG, WORDS_OF
 
 SESSION_SHIFT: Final = 32
@@ -209,16 +210,6 @@ def _like(needle: str) -> str:
     return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _after(first: list[Any], more: Iterable[Any]) -> list[Any]:
-    seen = set(first)
-    out = list(first)
-    for row in more:
-        if row not in seen:
-            seen.add(row)
-            out.append(row)
-    return out
-
-
 class PostgresSearch:
     """The SearchIndex of one PostgreSQL store, bound to one read transaction."""
 
@@ -291,7 +282,7 @@ class PostgresSearch:
         if needles and (not conjunctive or len(needles) == len(terms)):
             sql = GRAM_ENTRIES_EVERY if conjunctive else GRAM_ENTRIES_ANY
             args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
-            rows = _after(rows, (tuple(r) for r in self._conn.execute(sql, args)))
+            rows = then_missing(rows, (tuple(r) for r in self._conn.execute(sql, args)))
         return [(num, (num << SESSION_SHIFT) + seq) for num, seq in rows[:limit]]
 
     def digest_matches(
@@ -306,7 +297,7 @@ class PostgresSearch:
         if needles and (not conjunctive or len(needles) == len(terms)):
             sql = GRAM_DIGESTS_EVERY if conjunctive else GRAM_DIGESTS_ANY
             args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
-            nums = _after(nums, (r[0] for r in self._conn.execute(sql, args)))
+            nums = then_missing(nums, (r[0] for r in self._conn.execute(sql, args)))
         return nums[:limit]
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
@@ -414,7 +405,7 @@ class PostgresSessionIndex:
             rows = [r[0] for r in self._conn.execute(TERM_IN_SESSION, (self._sid, expr, limit))]
         if not prefix and self._has_grams and (len(text) >= MIN_GRAM_CHARS or spaceless(text)):
             more = self._conn.execute(GRAM_IN_SESSION, (self._sid, _needle(text), limit))
-            rows = sorted(_after(rows, (r[0] for r in more)), reverse=True)[:limit]
+            rows = sorted(then_missing(rows, (r[0] for r in more)), reverse=True)[:limit]
         return rows
 
     def size(self) -> int:

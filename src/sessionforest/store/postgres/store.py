@@ -112,14 +112,8 @@ class PostgresStore(SQLStore):
     """`Store` (store/base.py) over one PostgreSQL `Database`; the shared half is `SQLStore`'s."""
 
     def __init__(self, db: Database) -> None:
-        self._db = db
-        self._q = STATEMENTS
-        self._integrity = integrity.INTEGRITY
-        self._session_titles = SESSION_TITLES
-        self._entry_labels = ENTRY_LABELS
-        self.location = db.where
-        self.readonly_why = db.readonly_why
-        self.migrated = db.migrated
+        labels = (SESSION_TITLES, ENTRY_LABELS)
+        super().__init__(db, db.where, STATEMENTS, integrity.INTEGRITY, labels)
 
     def _insert_session_row(
         self, conn: psycopg.Connection[Any], values: tuple[Any, ...], session_id: str

@@ -28,6 +28,7 @@ from ...errors import (
     UnsupportedSchemaVersion,
 )
 from ...model import (
+    CURRENT_SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
     ChatResult,
     ChatSpec,
@@ -69,8 +70,26 @@ QUARANTINE = "SELECT quarantine FROM sessions WHERE id = ?"
 SESSION_KNOWN = "SELECT 1 FROM sessions WHERE id = ?"
 
 Locate = Callable[[int], int | None]
+# A session to restore: its row, its entries (consumed once), the source named in errors.
+Restore = tuple[StoredSession, Iterable[StoredEntry], str]
 Transaction = Callable[[], AbstractContextManager[Any]]
 W = TypeVar("W", bound="SQLChatWriter")
+
+
+class Stage:
+    """Restored rows checked but not yet written, for a backend that writes many at
+    once (PostgreSQL's COPY): the rows, and the (session, sequence) of each staged id,
+    so a repeated id is refused before the write as it would be after it."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.ids: dict[str, tuple[str, int]] = {}
+        self.size = 0  # payload characters staged
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.ids.clear()
+        self.size = 0
 
 
 class BulkSQL:
@@ -90,10 +109,11 @@ class BulkSQL:
         self.session_known = d.sql(SESSION_KNOWN)
         self.insert_session = d.sql(INSERT_SESSION)
         self.upsert_head = d.sql(UPSERT_HEAD)
+        self.confirmed_before = d.sql("SELECT 1 FROM import_confirmed WHERE id = ?")
 
 
 class SQLChatWriter(ChatWriterBase):
-    """The `ChatWriter` both backends share; a backend adds `flush` and `_confirmed_before`."""
+    """The `ChatWriter` both backends share; a backend reads and writes a batch its way."""
 
     def __init__(
         self,
@@ -114,6 +134,44 @@ class SQLChatWriter(ChatWriterBase):
         row = self._conn.execute(self._q.sequence_in_session, (self._spec.id, entry_id))
         found = row.fetchone()
         return None if found is None else int(found[0])
+
+    # --- hooks ---------------------------------------------------------------------
+
+    def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """The rows stored under `ids` in any session (this one's first), by id."""
+        raise NotImplementedError
+
+    def _confirm(self, ids: list[str]) -> None:
+        """Remember `ids` (stored before and met again) in `import_confirmed`."""
+        raise NotImplementedError
+
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert new rows (ENTRY_COLUMNS)."""
+        raise NotImplementedError
+
+    # --- shared ----------------------------------------------------------------------
+
+    def _confirmed_before(self, entry_id: str) -> bool:
+        found = self._conn.execute(self._q.confirmed_before, (entry_id,))
+        return found.fetchone() is not None
+
+    def flush(self) -> None:
+        if not self._batch:
+            return
+        rows = list(self._batch.values())
+        self._batch.clear()
+        fresh, confirmed = self._sorted(rows, self._stored_rows([r.id for r in rows]))
+        if confirmed:
+            # Stored before and met again: remembered on disk, not in memory.
+            self._confirm(confirmed)
+        sid = self._spec.id
+        self._insert_rows(
+            [
+                (row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind,
+                 row.payload, row.visibility, row.created_at, None)
+                for row, sequence in fresh
+            ]
+        )  # fmt: skip
 
     def finish(self) -> tuple[int, int]:
         """Flush, check parents and set the head; returns (entries, branches)."""
@@ -161,9 +219,15 @@ class SQLBulk(Generic[W]):
         """Ready the temporary table of ids confirmed before (rules/imports.py)."""
         raise NotImplementedError
 
-    def _insert(self, conn: Conn, batch: list[StoredEntry], source: str, where: Locate) -> None:
-        """Insert a restore's `batch` (then empty it), refusing an id stored already."""
+    def _insert(
+        self, conn: Conn, batch: list[StoredEntry], source: str, where: Locate, stage: Stage
+    ) -> None:
+        """Insert a restore's `batch` (or add it to `stage`), then empty it, refusing an
+        id stored (or staged) already."""
         raise NotImplementedError
+
+    def _flush(self, conn: Conn, stage: Stage) -> None:
+        """Write what `stage` holds (a backend that stages nothing has nothing to do)."""
 
     def _goes_at_once(self, entry: StoredEntry) -> bool:
         """Whether `entry` is inserted without waiting for a full batch."""
@@ -222,20 +286,42 @@ class SQLBulk(Generic[W]):
         locate: Locate | None = None,
     ) -> int:
         """Write a new session exactly, all or nothing (see BulkStore.restore_session)."""
+        where: Locate = locate or (lambda sequence: None)
         with self._write() as conn:
-            return self._restore(conn, session, entries, source, locate)
+            stage = Stage()
+            count = self._restore_rows(conn, session, entries, source, where, stage)
+            self._flush(conn, stage)
+            self._settle(conn, session, count, source, where)
+            self._indexed(conn)  # indexed in the restore's own transaction
+            return count
 
-    def _restore(
+    def restore_sessions(self, sessions: Iterable[Restore]) -> int:
+        """Write several new sessions exactly, all or nothing together (see
+        BulkStore.restore_sessions); returns the entries written."""
+        where: Locate = lambda sequence: None  # noqa: E731
+        with self._write() as conn:
+            stage = Stage()
+            written = [
+                (session, self._restore_rows(conn, session, entries, source, where, stage), source)
+                for session, entries, source in sessions
+            ]
+            self._flush(conn, stage)
+            for session, count, source in written:
+                self._settle(conn, session, count, source, where)
+            self._indexed(conn)
+            return sum(count for _, count, _ in written)
+
+    def _restore_rows(
         self,
         conn: Conn,
         session: StoredSession,
         entries: Iterable[StoredEntry],
         source: str,
-        locate: Locate | None,
+        where: Locate,
+        stage: Stage,
     ) -> int:
-        """Write `session` and its `entries` inside the caller's transaction; returns
-        how many entries were written."""
-        where: Locate = locate or (lambda sequence: None)
+        """Write `session`'s row and hand its `entries` to `_insert` (which may stage
+        them) inside the caller's transaction; returns how many there were."""
         sid = session.id
         if conn.execute(self._q.session_known, (sid,)).fetchone():
             raise SessionExists(sid)
@@ -254,8 +340,16 @@ class SQLBulk(Generic[W]):
                 raise ImportRejected(source, where(count), misplaced(entry, sid, count), entry.id)
             batch.append(entry)
             if len(batch) >= self.batch or self._goes_at_once(entry):
-                self._insert(conn, batch, source, where)
-        self._insert(conn, batch, source, where)
+                self._insert(conn, batch, source, where, stage)
+        self._insert(conn, batch, source, where, stage)
+        return count
+
+    def _settle(
+        self, conn: Conn, session: StoredSession, count: int, source: str, where: Locate
+    ) -> None:
+        """Check a restored session's parents and head once its rows are written; set
+        the head."""
+        sid = session.id
         self._check_parents(conn, sid, source, where)
         head = session.head
         if head is not None:
@@ -267,8 +361,6 @@ class SQLBulk(Generic[W]):
             raise ImportRejected(source, where(0), "header head is null but the file has entries")
         if session.head_moved_at is not None:
             conn.execute(self._q.upsert_head, (sid, head, session.head_moved_at))
-        self._indexed(conn)  # indexed in the restore's own transaction
-        return count
 
     def _check_parents(self, conn: Conn, sid: str, source: str, where: Locate) -> None:
         bad = conn.execute(self._q.bad_parent, (sid, 0)).fetchone()

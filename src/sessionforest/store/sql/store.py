@@ -129,17 +129,22 @@ class Statements:
 class SQLStore:
     """The shared half of a SQL `Store`; see the module docstring for the other half.
 
-    A subclass sets `_db` (read()/write() yielding a connection), `_q`
-    (`Statements`), `_integrity` and the label queries, and implements the
-    hooks below.
+    `db` is the backend's `Database` (read()/write() yielding a connection, and
+    `readonly_why`, `migrated`); `labels` the session-title and entry-label
+    queries, each taking the id list `_id_list` makes. A subclass implements
+    the hooks below.
     """
 
-    _db: Any
-    _q: Statements
-    _integrity: Integrity
-    _session_titles: str
-    _entry_labels: str
-    location: str
+    def __init__(
+        self, db: Any, location: str, q: Statements, integrity: Integrity, labels: tuple[str, str]
+    ) -> None:
+        self._db = db
+        self._q = q
+        self._integrity = integrity
+        self._session_titles, self._entry_labels = labels
+        self.location = location
+        self.readonly_why: str | None = db.readonly_why
+        self.migrated: list[str] = db.migrated
 
     def close(self) -> None:
         self._db.close()

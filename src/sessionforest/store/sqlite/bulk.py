@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ImportRejected
-from ...model import CURRENT_SCHEMA_VERSION, ChatSpec, StoredEntry
+from ...model import ChatSpec, StoredEntry
 from ...rules.imports import QueuedRow
-from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, repeated
+from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
 from ..sql.dialect import SQLITE
 from . import integrity
 from .connection import driver_error
@@ -103,7 +103,12 @@ class SQLiteBulk(SQLBulk["SQLiteChatWriter"]):
         catchup.catch_up(conn)
 
     def _insert(
-        self, conn: sqlite3.Connection, batch: list[StoredEntry], source: str, where: Locate
+        self,
+        conn: sqlite3.Connection,
+        batch: list[StoredEntry],
+        source: str,
+        where: Locate,
+        stage: Stage,
     ) -> None:
         if not batch:
             return
@@ -138,33 +143,19 @@ class SQLiteChatWriter(SQLChatWriter):
         # text is indexed with the others by the catch-up at the end of the chat.
         return large.is_large(row.payload)
 
-    def _confirmed_before(self, entry_id: str) -> bool:
-        found = self._conn.execute("SELECT 1 FROM temp.import_confirmed WHERE id = ?", (entry_id,))
-        return found.fetchone() is not None
+    def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        marks = ",".join("?" * len(ids))
+        found = self._conn.execute(
+            "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
+            f"session_id, sequence FROM session_entries WHERE id IN ({marks})",
+            ids,
+        )
+        return {r[0]: r for r in found}
 
-    def flush(self) -> None:
-        if not self._batch:
-            return
-        rows = list(self._batch.values())
-        self._batch.clear()
-        marks = ",".join("?" * len(rows))
-        stored = {
-            r[0]: r
-            for r in self._conn.execute(
-                "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
-                f"session_id, sequence FROM session_entries WHERE id IN ({marks})",
-                [r.id for r in rows],
-            )
-        }
-        fresh, confirmed = self._sorted(rows, stored)
-        if confirmed:
-            # Stored before and met again: remembered on disk, not in memory.
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", [(i,) for i in confirmed]
-            )
-        sid = self._spec.id
-        batch: list[tuple[Any, ...]] = []
-        for row, sequence in fresh:
-            batch.append((row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind,
-                          row.payload, row.visibility, row.created_at, None))  # fmt: skip
-        insert_entries(self._conn, batch)
+    def _confirm(self, ids: list[str]) -> None:
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", [(i,) for i in ids]
+        )
+
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        insert_entries(self._conn, rows)

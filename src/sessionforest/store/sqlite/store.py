@@ -113,14 +113,8 @@ class SQLiteStore(SQLStore):
     """`Store` (store/base.py) over one `Database`; the shared half is `SQLStore`'s."""
 
     def __init__(self, db: Database) -> None:
-        self._db = db
-        self._q = STATEMENTS
-        self._integrity = integrity.INTEGRITY
-        self._session_titles = SESSION_TITLES
-        self._entry_labels = ENTRY_LABELS
-        self.location = str(db.path)
-        self.readonly_why = db.readonly_why
-        self.migrated = db.migrated
+        labels = (SESSION_TITLES, ENTRY_LABELS)
+        super().__init__(db, str(db.path), STATEMENTS, integrity.INTEGRITY, labels)
         # Entries this process appended since it last indexed (search/catchup.py): every
         # catchup.EVERY of them, an append indexes what is pending in its own
         # transaction, which bounds what a search must index before it reads.
