@@ -30,11 +30,21 @@ COPY_ROWS = 20_000
 COPY_CHARS = 64 << 20
 
 # Ids of a batch stored anywhere (the only cross-session read of an import).
-STORED_ROWS = (
-    "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, session_id, "
-    "sequence FROM session_entries WHERE id = ANY(%s)"
-)
-CLASH = "SELECT id, session_id, sequence FROM session_entries WHERE id = ANY(%s) LIMIT 1"
+STORED_ROWS = """
+SELECT x.id, x.parent_entry_id, x.kind, x.payload, x.context_visibility, x.created_at,
+       x.session_id, x.sequence
+FROM unnest(%s::text[]) AS w(id)
+CROSS JOIN LATERAL (SELECT * FROM session_entries e WHERE e.id = w.id) x
+"""
+# One index probe per id: `id = ANY(...)` over a table that grew by a bulk load not
+# yet analysed is planned as a sequential scan (each probe of a restore then read
+# the whole table).
+CLASH = """
+SELECT x.id, x.session_id, x.sequence FROM unnest(%s::text[]) AS w(id)
+CROSS JOIN LATERAL (SELECT id, session_id, sequence FROM session_entries e
+                    WHERE e.id = w.id LIMIT 1) x
+LIMIT 1
+"""
 STATEMENTS = BulkSQL(POSTGRES, bad_parent=BAD_PARENT, branches=BRANCHES, lock=" FOR UPDATE OF s")
 
 
