@@ -438,9 +438,15 @@ def digest_once_per_statement(conn: psycopg.Connection[Any]) -> None:
     # The statement trigger found each chat's opening message, reply and summary
     # with a subquery over all the statement's rows per chat: quadratic in a
     # COPY of many chats (forest copy). Each is now one sorted pass (DISTINCT
-    # ON) joined by chat; the values written are the same.
+    # ON) joined by chat; the values written are the same. The digest also keeps
+    # the chat's last sequence (its length for BM25: one row per chat read by
+    # key, instead of an index probe into its entries).
     _run(
         conn,
+        "ALTER TABLE chat_digests ADD COLUMN last_sequence BIGINT NOT NULL DEFAULT 0",
+        """UPDATE chat_digests d SET last_sequence = x.last FROM (
+            SELECT session_id, max(sequence) AS last FROM session_entries GROUP BY session_id
+        ) x WHERE x.session_id = d.session_id""",
         """CREATE OR REPLACE FUNCTION forest_entries_added() RETURNS trigger
         LANGUAGE plpgsql AS $$
         BEGIN
@@ -457,8 +463,10 @@ def digest_once_per_statement(conn: psycopg.Connection[Any]) -> None:
                     THEN coalesce(left(r.text, 2000), '') ELSE d.first_reply END,
                 summary = CASE WHEN x.summarised
                     THEN coalesce(u.text, '') ELSE d.summary END,
-                spaceless = d.spaceless
+                spaceless = d.spaceless,
+                last_sequence = GREATEST(d.last_sequence, x.last_sequence)
             FROM (SELECT session_id, min(created_at) AS first_at, max(created_at) AS last_at,
+                         max(sequence) AS last_sequence,
                          bool_or(kind IN ('user.message', 'user.prompt', 'assistant.message',
                                           'assistant.text') AND text <> '') AS opening,
                          bool_or(kind IN ('branch.summary', 'checkpoint', 'compaction'))

@@ -105,10 +105,10 @@ WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
 CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND s.num = ANY(%s)"
 ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
 CHAT_COUNT = "SELECT count(*) FROM chat_digests"
-# A chat's length for BM25's normalisation: its last sequence (one index probe).
+# A chat's length for BM25's normalisation: its last sequence, kept in its digest.
 CHAT_SIZES = """
-SELECT s.num, (SELECT max(e.sequence) FROM session_entries e WHERE e.session_id = s.id)
-FROM sessions s WHERE s.num = ANY(%s)
+SELECT s.num, c.last_sequence FROM sessions s JOIN chat_digests c ON c.session_id = s.id
+WHERE s.num = ANY(%s)
 """
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
 SESSION_OF = "SELECT id FROM sessions WHERE num = %s"
