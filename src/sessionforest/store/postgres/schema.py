@@ -440,10 +440,14 @@ def digest_once_per_statement(conn: psycopg.Connection[Any]) -> None:
     # COPY of many chats (forest copy). Each is now one sorted pass (DISTINCT
     # ON) joined by chat; the values written are the same. The digest also keeps
     # the chat's last sequence (its length for BM25: one row per chat read by
-    # key, instead of an index probe into its entries).
+    # key, instead of an index probe into its entries), and sessions are indexed
+    # by harness.
     _run(
         conn,
         "ALTER TABLE chat_digests ADD COLUMN last_sequence BIGINT NOT NULL DEFAULT 0",
+        # The harnesses a search knows: a few values read by skipping through this
+        # index (search.HARNESSES) instead of scanning every session row.
+        "CREATE INDEX sessions_harness ON sessions(harness)",
         """UPDATE chat_digests d SET last_sequence = x.last FROM (
             SELECT session_id, max(sequence) AS last FROM session_entries GROUP BY session_id
         ) x WHERE x.session_id = d.session_id""",

@@ -110,11 +110,32 @@ CHAT_SIZES = """
 SELECT s.num, c.last_sequence FROM sessions s JOIN chat_digests c ON c.session_id = s.id
 WHERE s.num = ANY(%s)
 """
-HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
+# The distinct harnesses, one index probe each (a loose index scan).
+HARNESSES = """
+WITH RECURSIVE h(harness) AS (
+    (SELECT harness FROM sessions WHERE harness > '' ORDER BY harness LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.harness FROM sessions s WHERE s.harness > h.harness
+            ORDER BY s.harness LIMIT 1)
+    FROM h WHERE h.harness IS NOT NULL
+)
+SELECT harness FROM h WHERE harness IS NOT NULL
+"""
 SESSION_OF = "SELECT id FROM sessions WHERE num = %s"
-ENTRY_PROBE = """
-SELECT 1 FROM session_entries e JOIN sessions s ON s.id = e.session_id
-WHERE s.num = %s AND e.words @@ %s::tsquery LIMIT 1
+# Whether a chat holds a term. The planner, trusting the GIN index, intersects
+# the term's whole posting list with the chat's rows: 10-16 ms for a common
+# term at 1M entries, against 0.2 ms reading a 100-entry chat's rows. A chat of
+# up to PROBE_SCAN_ENTRIES entries is read row by row (the OFFSET 0 fence keeps
+# the test out of the index scan); only a longer one goes through the GIN index.
+PROBE_SCAN_ENTRIES: Final = 2000
+ENTRY_PROBE = f"""
+SELECT 1 FROM sessions s JOIN chat_digests c ON c.session_id = s.id
+WHERE s.num = %(chat)s AND CASE WHEN c.last_sequence <= {PROBE_SCAN_ENTRIES}
+    THEN EXISTS (SELECT 1 FROM (SELECT words FROM session_entries e
+                                WHERE e.session_id = s.id OFFSET 0) x
+                 WHERE x.words @@ %(q)s::tsquery)
+    ELSE EXISTS (SELECT 1 FROM session_entries e
+                 WHERE e.session_id = s.id AND e.words @@ %(q)s::tsquery) END
 """
 DIGEST_PROBE = """
 SELECT 1 FROM chat_digests c JOIN sessions s ON s.id = c.session_id
@@ -325,7 +346,7 @@ class PostgresSearch:
         conn = self._conn
         expr = _term_query(term)
         if expr is not None and (
-            conn.execute(ENTRY_PROBE, (chat, expr)).fetchone()
+            conn.execute(ENTRY_PROBE, {"chat": chat, "q": expr}).fetchone()
             or conn.execute(DIGEST_PROBE, (chat, expr)).fetchone()
         ):
             return True
