@@ -20,7 +20,7 @@ from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
 from ..sql.dialect import POSTGRES
 from .database import Database
 from .rows import BAD_PARENT, BRANCHES, OWNER, copy_entries, insert_entries, searchable_json
-from .store import adoption_refused
+from .store import insert_session
 
 BATCH = 1000
 RECENT = 8192
@@ -62,11 +62,7 @@ class PostgresBulk(SQLBulk["PostgresChatWriter"]):
     def _insert_session_row(
         self, conn: psycopg.Connection[Any], row: tuple[Any, ...], session_id: str
     ) -> None:
-        try:
-            with conn.transaction():
-                conn.execute(self._q.insert_session, row)
-        except psycopg.errors.RaiseException as exc:
-            raise adoption_refused(exc, session_id) from exc
+        insert_session(conn, self._q.insert_session, row, session_id)
 
     def _restore_session_row(
         self,

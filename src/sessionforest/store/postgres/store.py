@@ -118,13 +118,7 @@ class PostgresStore(SQLStore):
     def _insert_session_row(
         self, conn: psycopg.Connection[Any], values: tuple[Any, ...], session_id: str
     ) -> None:
-        try:
-            with conn.transaction():
-                conn.execute(self._q.insert_session, values)
-        except psycopg.errors.UniqueViolation as exc:
-            raise SessionExists(session_id) from exc
-        except psycopg.errors.RaiseException as exc:
-            raise adoption_refused(exc, session_id) from exc
+        insert_session(conn, self._q.insert_session, values, session_id)
 
     def _bind_lock(self) -> str:
         return " FOR UPDATE"
@@ -292,3 +286,17 @@ def adoption_refused(exc: psycopg.Error, session_id: str) -> ForestError:
     if ADOPTION_REFUSED not in str(exc):
         raise exc
     return refused_adoption(session_id)
+
+
+def insert_session(
+    conn: psycopg.Connection[Any], sql: str, values: tuple[Any, ...], session_id: str
+) -> None:
+    """Insert a session row (in a savepoint); a duplicate leaves as SessionExists, a
+    refusal by sessions_no_adoption as SessionDamaged."""
+    try:
+        with conn.transaction():
+            conn.execute(sql, values)
+    except psycopg.errors.UniqueViolation as exc:
+        raise SessionExists(session_id) from exc
+    except psycopg.errors.RaiseException as exc:
+        raise adoption_refused(exc, session_id) from exc

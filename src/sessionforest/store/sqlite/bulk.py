@@ -63,13 +63,7 @@ class SQLiteBulk(SQLBulk["SQLiteChatWriter"]):
     def _insert_session_row(
         self, conn: sqlite3.Connection, row: tuple[Any, ...], session_id: str
     ) -> None:
-        try:
-            conn.execute(self._q.insert_session, row)
-        except sqlite3.IntegrityError as exc:
-            refused = integrity.adoption_refused(exc, session_id)
-            if refused is None:
-                raise
-            raise refused from exc
+        integrity.insert_session(conn, self._q.insert_session, row, session_id)
 
     def _restore_session_row(
         self,

@@ -64,3 +64,16 @@ INTEGRITY = shared.Integrity(
 def adoption_refused(exc: sqlite3.IntegrityError, session_id: str) -> Exception | None:
     """The error for a new session row refused by sessions_no_adoption, else None."""
     return shared.adoption_refused(session_id) if ADOPTION_REFUSED in str(exc) else None
+
+
+def insert_session(
+    conn: sqlite3.Connection, sql: str, values: tuple[object, ...], session_id: str
+) -> None:
+    """Insert a session row; a refusal by sessions_no_adoption leaves as SessionDamaged."""
+    try:
+        conn.execute(sql, values)
+    except sqlite3.IntegrityError as exc:
+        refused = adoption_refused(exc, session_id)
+        if refused is None:
+            raise
+        raise refused from exc

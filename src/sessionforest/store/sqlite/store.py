@@ -123,13 +123,7 @@ class SQLiteStore(SQLStore):
     def _insert_session_row(
         self, conn: sqlite3.Connection, values: tuple[Any, ...], session_id: str
     ) -> None:
-        try:
-            conn.execute(self._q.insert_session, values)
-        except sqlite3.IntegrityError as exc:
-            refused = integrity.adoption_refused(exc, session_id)
-            if refused is None:
-                raise
-            raise refused from exc
+        integrity.insert_session(conn, self._q.insert_session, values, session_id)
 
     def _id_list(self, ids: Sequence[str]) -> Any:
         return orjson.dumps(list(ids)).decode()
