@@ -1,8 +1,12 @@
 """`forest copy`: move every session of one store into another, whatever their backends.
 
-Streamed (each session's rows flow from `stored_entries` into
-`restore_session`, one batch at a time), one transaction per session, and
-idempotent: a session the destination already holds is not written again,
+Streamed (each session's rows flow from `stored_entries` into the
+destination, one batch at a time) and idempotent. Sessions are written in
+groups (`restore_sessions`: up to CHUNK_SESSIONS sessions or CHUNK_ENTRIES
+entries in one transaction, which PostgreSQL writes with one COPY); a group
+that fails is written again one session per transaction, so every session
+before the failing one lands and the error is the one a lone restore gives.
+Idempotent: a session the destination already holds is not written again,
 only verified. Verification counts and hashes every session on both sides
 (the session row and every entry row exactly as stored); any difference is
 reported by session, never repaired. Quarantined sessions are reported, not
@@ -19,9 +23,14 @@ from typing import Any
 
 import orjson
 
-from ..errors import SessionQuarantined, UnknownSession
+from ..errors import ForestError, SessionQuarantined, UnknownSession
 from ..model import StoredEntry, StoredSession
 from ..store.base import BulkStore, Store
+
+# A group of sessions written in one transaction: at most this many sessions, and
+# no more entries than this once the group holds more than one session.
+CHUNK_SESSIONS = 500
+CHUNK_ENTRIES = 20_000
 
 
 @dataclass
@@ -78,6 +87,31 @@ def copy_store(
     report = CopyReport()
     sessions = source.sessions(include_hidden=True)
     total = len(sessions)
+    group: list[tuple[StoredSession, int]] = []
+    held = 0
+
+    def restore(chunk: list[tuple[StoredSession, int]]) -> int:
+        items = [
+            (stored, source_bulk.stored_entries(stored.id), f"{source_name} session {stored.id}")
+            for stored, _ in chunk
+        ]
+        try:
+            return target_bulk.restore_sessions(items)
+        except ForestError:
+            if len(chunk) == 1:
+                raise
+        return sum(restore([one]) for one in chunk)
+
+    def write(done: int) -> None:
+        nonlocal held
+        if group:
+            report.entries += restore(group)
+            report.copied.extend(stored.id for stored, _ in group)
+            group.clear()
+            held = 0
+        if progress is not None:
+            progress(done, total)
+
     for done, info in enumerate(sessions, 1):
         sid = info.id
         try:
@@ -86,20 +120,17 @@ def copy_store(
             report.quarantined.append(sid)
             continue
         try:
-            there = target_bulk.stored_session(sid)
+            target_bulk.stored_session(sid)
         except UnknownSession:
-            there = None
-        if there is None:
-            report.entries += target_bulk.restore_session(
-                stored,
-                source_bulk.stored_entries(sid),
-                source=f"{source_name} session {sid}",
-            )
-            report.copied.append(sid)
+            if group and (len(group) >= CHUNK_SESSIONS or held + info.entry_count > CHUNK_ENTRIES):
+                write(done - 1)
+            group.append((stored, info.entry_count))
+            held += info.entry_count
         else:
             report.present.append(sid)
-        if progress is not None:
+        if not group and progress is not None:
             progress(done, total)
+    write(total)
     for sid in [*report.copied, *report.present]:
         mine = session_digest(source_bulk.stored_session(sid), source_bulk.stored_entries(sid))
         try:

@@ -99,6 +99,15 @@ class BulkStore(Protocol):
         """
         ...
 
+    def restore_sessions(
+        self, sessions: Iterable[tuple[StoredSession, Iterable[StoredEntry], str]]
+    ) -> int:
+        """`restore_session` of each (session, entries, source) in ONE transaction, all or
+        nothing together; returns the entries written. The checks and errors are
+        `restore_session`'s (no `locate`: an error names the session and entry). A
+        backend may write the rows of all of them at once (PostgreSQL: one COPY)."""
+        ...
+
     def stored_session(self, session_id: str) -> StoredSession:
         """The session row as stored; UnknownSession, SessionQuarantined fail it."""
         ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, TypeAlias
+from typing import NamedTuple, Protocol, TypeAlias, TypeVar
 
 # --- SearchIndex ---
 #
@@ -196,3 +196,18 @@ class SearchIndex(Protocol):
     def session(self, session_id: str) -> SessionIndex | None:
         """Recall's primitives for one session (None: the index does not hold it)."""
         ...
+
+
+T = TypeVar("T")
+
+
+def then_missing(first: list[T], more: Iterable[T]) -> list[T]:
+    """`first`, then the rows of `more` that it lacks (a wider query topping up a
+    narrower one's candidates, as both backends' adapters do)."""
+    seen = set(first)
+    out = list(first)
+    for row in more:
+        if row not in seen:
+            seen.add(row)
+            out.append(row)
+    return out

@@ -16,6 +16,8 @@ import psycopg
 from ...entrytext import INDEXED_KINDS, indexed_text
 from ...rules import integrity as integrity_rules
 from ...scripts import spaceless
+from ..sql import rows as shared_rows
+from ..sql.dialect import POSTGRES
 
 ENTRY_COLUMNS: Final = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
@@ -30,17 +32,7 @@ SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::int[]
                      %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::bool[])
 """
 
-INSERT_SESSION: Final = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
-    "source_format, source_path, source_id, summary, git_branch) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-
-UPSERT_HEAD: Final = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (%s, %s, %s)
-ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                       updated_at = excluded.updated_at
-"""
+UPSERT_HEAD: Final = POSTGRES.sql(shared_rows.UPSERT_HEAD)
 
 # The session's row lock: every writer of a session (append, import, repair)
 # takes it first, in its own statement, so the statements after it read a
@@ -103,6 +95,25 @@ def searchable_json(kind: str, body: str) -> tuple[str | None, bool]:
     except orjson.JSONDecodeError:
         return None, False
     return searchable(kind, payload)
+
+
+COPY_ENTRIES: Final = f"COPY session_entries({ENTRY_COLUMNS}, text, spaceless) FROM STDIN"
+
+
+def copy_entries(conn: psycopg.Connection[Any], rows: Sequence[Sequence[Any]]) -> None:
+    """Write rows (ENTRY_COLUMNS + text, spaceless) with one COPY: triggers run as for
+    one INSERT of them all (the BEFORE ROW text trigger, the statement-level
+    statistics and digest trigger once, over every row)."""
+    if not rows:
+        return
+    db = getattr(conn, "forest_db", None)
+    if db is not None and db.tracer is not None:
+        db.tracer(COPY_ENTRIES)
+    with conn.cursor() as cur, cur.copy(COPY_ENTRIES) as copy:
+        for row in rows:
+            copy.write_row(row)
+    if db is not None:
+        db.changes += len(rows)
 
 
 def insert_entries(

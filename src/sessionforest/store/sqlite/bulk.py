@@ -1,37 +1,29 @@
 """Bulk writes for importers and whole-session transfers: the SQLite `BulkStore`.
 
-`SQLiteBulk.bulk_chat(spec, path)` opens one BEGIN IMMEDIATE transaction and
-yields a `SQLiteChatWriter`: rows are validated as they come, buffered and
-written with executemany; an id already stored with identical content is
-skipped, one stored with other content fails the chat. Any error rolls the
-chat back whole. Restoring and streaming whole sessions live in transfer.py.
+The logic is store/sql/bulk.py's (`SQLBulk`); this module gives it SQLite's
+transactions (one BEGIN IMMEDIATE per chat or restore), its batch insert
+(executemany, a unique-id failure traced to the row that caused it), the
+catch-up of the search index at the end of a chat or restore
+(search/catchup.py), and large payloads written at once instead of kept
+waiting in memory.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...errors import (
-    ImportRejected,
-    SessionQuarantined,
-    UnknownSession,
-)
-from ...model import (
-    CURRENT_SCHEMA_VERSION,
-    ChatResult,
-    ChatSpec,
-    SessionStatus,
-    StoredEntry,
-    StoredSession,
-)
-from ...rules.imports import ChatWriterBase, QueuedRow
-from . import integrity, transfer
+from ...errors import ImportRejected
+from ...model import ChatSpec, StoredEntry
+from ...rules.imports import QueuedRow
+from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
+from ..sql.dialect import SQLITE
+from . import integrity
 from .connection import driver_error
-from .rows import BAD_PARENT, BRANCHES, INSERT_SESSION, UPSERT_HEAD, insert_entries
+from .rows import BAD_PARENT, BRANCHES, insert_entries
 from .search import catchup, large
 
 BATCH = 1000
@@ -39,18 +31,11 @@ RECENT = 8192  # ids remembered in memory for parent checks; older ones are aske
 
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
-SESSION_STATE = """
-SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
-       s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       s.created_at
-FROM sessions s WHERE s.id = ?
-"""
+OWNER = "SELECT session_id, sequence FROM session_entries WHERE id = ?"
+STATEMENTS = BulkSQL(SQLITE, bad_parent=BAD_PARENT, branches=BRANCHES)
 
 
-NO_LIMIT = (1 << 63) - 1  # the largest sequence SQLite can hold
-
-
-class SQLiteBulk:
+class SQLiteBulk(SQLBulk["SQLiteChatWriter"]):
     """The SQLite `BulkStore`: importers' per-chat writes and exact session transfers.
 
     `write()` gives the writer connection inside one BEGIN IMMEDIATE
@@ -58,178 +43,113 @@ class SQLiteBulk:
     a connection to read from. `path` names the store in converted errors.
     """
 
+    batch = 2000
+
     def __init__(self, path: Path, write: Transaction, read: Transaction) -> None:
         self._path = path
         self._write = write
-        self._read = read
+        self._plain_read = read
+        self._q = STATEMENTS
 
     @contextmanager
-    def bulk_chat(self, spec: ChatSpec, source: Path) -> Iterator[SQLiteChatWriter]:
-        """Write one chat in one transaction; any error leaves the store as it was."""
-        with self._write() as conn:
-            state = conn.execute(SESSION_STATE, (spec.id,)).fetchone()
-            if state is None:
-                _insert_session(conn, spec)
-                last = 0
-            else:
-                quarantine, fmt, source_id = state[0], state[1], state[2]
-                if quarantine is not None:
-                    raise SessionQuarantined(spec.id, quarantine)
-                if (fmt, source_id) != (spec.source_format, spec.source_id):
-                    raise ImportRejected(
-                        str(source),
-                        None,
-                        f"session {spec.id} exists and was not imported "
-                        f"from {spec.source_format} {spec.source_id}",
-                    )
-                last = state[7] or 0
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM temp.import_confirmed")
-            created_at = spec.created_at if state is None else state[8]
-            writer = SQLiteChatWriter(conn, spec, source, last, created_at)
-            yield writer
-            entries, branches = writer.finish()
-            catchup.catch_up(conn)  # an import indexes its chat in its own transaction
-            if state is None or (
-                writer.title,
-                writer.summary,
-                writer.git_branch,
-                spec.source_path,
-            ) != tuple(state[3:7]):
-                conn.execute(
-                    "UPDATE sessions SET title = ?, summary = ?, git_branch = ?, "
-                    "source_path = ? WHERE id = ?",
-                    (writer.title, writer.summary, writer.git_branch, spec.source_path, spec.id),
-                )
-        writer.result = ChatResult(
-            spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
-        )
-
-    def restore_session(
-        self,
-        session: StoredSession,
-        entries: Iterable[StoredEntry],
-        *,
-        source: str,
-        locate: Callable[[int], int | None] | None = None,
-    ) -> int:
-        """Write a new session exactly, all or nothing (see BulkStore.restore_session)."""
-        with self._write() as conn:
-            return transfer.restore(conn, session, entries, source, locate)
-
-    def stored_session(self, session_id: str) -> StoredSession:
-        """The session row as stored (see BulkStore.stored_session)."""
-        with self._reading() as conn:
-            return transfer.stored_session(conn, session_id)
-
-    def stored_entries(
-        self, session_id: str, *, through: int | None = None
-    ) -> Iterator[StoredEntry]:
-        """The session's rows in sequence order, streamed (see BulkStore.stored_entries);
-        the session is checked when the first row is asked for."""
-        with self._reading() as conn:
-            _readable(conn, session_id)
-            yield from transfer.stored_entries(
-                conn, session_id, NO_LIMIT if through is None else through
-            )
-
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[sqlite3.Connection]:
         """A read connection; driver errors leave as the store's own errors."""
         try:
-            with self._read() as conn:
+            with self._plain_read() as conn:
                 yield conn
         except sqlite3.Error as exc:
             raise driver_error(self._path, exc) from exc
 
-
-def _readable(conn: sqlite3.Connection, session_id: str) -> None:
-    row = conn.execute("SELECT quarantine FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None:
-        raise UnknownSession(session_id)
-    if row[0] is not None:
-        raise SessionQuarantined(session_id, row[0])
-
-
-def _insert_session(conn: sqlite3.Connection, spec: ChatSpec) -> None:
-    row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at, str(SessionStatus.ACTIVE),
-           str(spec.visibility), spec.origin_cwd, spec.source_format, spec.source_path,
-           spec.source_id, spec.summary, spec.git_branch)  # fmt: skip
-    try:
-        conn.execute(INSERT_SESSION, row)
-    except sqlite3.IntegrityError as exc:
-        refused = integrity.adoption_refused(exc, spec.id)
-        if refused is None:
-            raise
-        raise refused from exc
-
-
-class SQLiteChatWriter(ChatWriterBase):
-    """The `ChatWriter` of `SQLiteBulk.bulk_chat`: writes one chat inside its transaction
-    (the checks are rules/imports.py's)."""
-
-    def __init__(
-        self, conn: sqlite3.Connection, spec: ChatSpec, path: Path, last: int, created_at: str
+    def _insert_session_row(
+        self, conn: sqlite3.Connection, row: tuple[Any, ...], session_id: str
     ) -> None:
-        super().__init__(spec, path, last, created_at, BATCH, RECENT)
-        self._conn = conn
+        integrity.insert_session(conn, self._q.insert_session, row, session_id)
+
+    def _restore_session_row(
+        self,
+        conn: sqlite3.Connection,
+        row: tuple[Any, ...],
+        session_id: str,
+        source: str,
+        where: Locate,
+    ) -> None:
+        try:
+            conn.execute(self._q.insert_session, row)
+        except sqlite3.IntegrityError as exc:
+            # Refused by the sessions_no_adoption trigger: a deleted row's entries remain.
+            raise ImportRejected(
+                source, where(0), f"session {session_id}: {exc}; run `forest repair {session_id}`"
+            ) from exc
+
+    def _begin_chat(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS import_confirmed (id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.import_confirmed")
+
+    def _chat_writer(
+        self, conn: sqlite3.Connection, spec: ChatSpec, source: Path, last: int, at: str
+    ) -> SQLiteChatWriter:
+        return SQLiteChatWriter(conn, self._q, spec, source, last, at, BATCH, RECENT)
+
+    def _goes_at_once(self, entry: StoredEntry) -> bool:
+        return large.is_large(entry.payload)  # a large row goes at once
+
+    def _indexed(self, conn: sqlite3.Connection) -> None:
+        catchup.catch_up(conn)
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        batch: list[StoredEntry],
+        source: str,
+        where: Locate,
+        stage: Stage,
+    ) -> None:
+        if not batch:
+            return
+        try:
+            insert_entries(conn, batch)
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate(conn, batch, source, where) from exc
+
+
+def _duplicate(
+    conn: sqlite3.Connection, batch: list[StoredEntry], source: str, where: Locate
+) -> ImportRejected:
+    """The error for the row of `batch` whose insert failed on a unique id.
+
+    The rows before it went in (each at its own sequence) and it did not: it
+    is the first whose id is stored elsewhere, by another session or at an
+    earlier sequence of this one.
+    """
+    for entry in batch:
+        owner = conn.execute(OWNER, (entry.id,)).fetchone()
+        if owner is None or tuple(owner) == (entry.session_id, entry.sequence):
+            continue
+        return repeated(source, entry, owner, where)
+    raise AssertionError("unique constraint failed but no duplicate id was found")
+
+
+class SQLiteChatWriter(SQLChatWriter):
+    """The `ChatWriter` of `SQLiteBulk.bulk_chat` (the checks are rules/imports.py's)."""
 
     def _flush_now(self, row: QueuedRow) -> bool:
         # A large row goes at once: its payload is not kept waiting in memory. Its
         # text is indexed with the others by the catch-up at the end of the chat.
         return large.is_large(row.payload)
 
-    def _stored_sequence(self, entry_id: str) -> int | None:
-        row = self._conn.execute(
-            "SELECT sequence FROM session_entries WHERE id = ? AND session_id = ?",
-            (entry_id, self._spec.id),
-        ).fetchone()
-        return None if row is None else int(row[0])
+    def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        marks = ",".join("?" * len(ids))
+        found = self._conn.execute(
+            "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
+            f"session_id, sequence FROM session_entries WHERE id IN ({marks})",
+            ids,
+        )
+        return {r[0]: r for r in found}
 
-    def _confirmed_before(self, entry_id: str) -> bool:
-        found = self._conn.execute("SELECT 1 FROM temp.import_confirmed WHERE id = ?", (entry_id,))
-        return found.fetchone() is not None
+    def _confirm(self, ids: list[str]) -> None:
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", [(i,) for i in ids]
+        )
 
-    def flush(self) -> None:
-        if not self._batch:
-            return
-        rows = list(self._batch.values())
-        self._batch.clear()
-        marks = ",".join("?" * len(rows))
-        stored = {
-            r[0]: r
-            for r in self._conn.execute(
-                "SELECT id, parent_entry_id, kind, payload, context_visibility, created_at, "
-                f"session_id, sequence FROM session_entries WHERE id IN ({marks})",
-                [r.id for r in rows],
-            )
-        }
-        fresh, confirmed = self._sorted(rows, stored)
-        if confirmed:
-            # Stored before and met again: remembered on disk, not in memory.
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO temp.import_confirmed VALUES (?)", [(i,) for i in confirmed]
-            )
-        sid = self._spec.id
-        batch: list[tuple[Any, ...]] = []
-        for row, sequence in fresh:
-            batch.append((row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind,
-                          row.payload, row.visibility, row.created_at, None))  # fmt: skip
-        insert_entries(self._conn, batch)
-
-    def finish(self) -> tuple[int, int]:
-        """Flush, check parents and set the head; returns (entries, branches)."""
-        self.flush()
-        conn, sid = self._conn, self._spec.id
-        self._refuse_bad_parent(conn.execute(BAD_PARENT, (sid, self._base)).fetchone())
-        if self.head is not None:
-            row = conn.execute(
-                "SELECT created_at FROM session_entries WHERE id = ? AND session_id = ?",
-                (self.head, sid),
-            ).fetchone()
-            if row is None:
-                raise ImportRejected(str(self._path), None, f"head {self.head} was not imported")
-            conn.execute(UPSERT_HEAD, (sid, self.head, row[0]))
-        entries = self._next - 1
-        branches = conn.execute(BRANCHES, (sid,)).fetchone()[0]
-        return entries, int(branches)
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        insert_entries(self._conn, rows)

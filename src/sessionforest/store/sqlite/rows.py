@@ -11,6 +11,8 @@ import sqlite3
 from typing import Any, TypeVar
 
 from ...rules import integrity
+from ..sql import rows as shared_rows
+from ..sql.dialect import SQLITE
 
 Row = TypeVar("Row", bound=tuple[Any, ...])
 
@@ -21,17 +23,7 @@ ENTRY_COLUMNS = (
 
 INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
-INSERT_SESSION = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
-    "source_format, source_path, source_id, summary, git_branch) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-UPSERT_HEAD = """
-INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
-                                      updated_at = excluded.updated_at
-"""
+UPSERT_HEAD = SQLITE.sql(shared_rows.UPSERT_HEAD)
 
 # The first row written after sequence `base` whose parent is missing, foreign,
 # not earlier, of a newer schema version than the row, or of one this

@@ -17,6 +17,7 @@ import orjson
 
 from ....scripts import ELLIPSIS, MARK
 from ...base import ChatKey, ChatRow, EntryKey, Spaceless, Term
+from ...base.search import then_missing
 from . import fts, grams
 from .grams import Grams, GramVocabulary
 from .recall import SESSION_NUM, SQLiteSessionIndex
@@ -96,17 +97,6 @@ FROM json_each(?) AS k
 """
 
 
-def _after(first: list[int], more: Iterable[int]) -> list[int]:
-    """`first`, then the rows of `more` that it lacks."""
-    seen = set(first)
-    out = list(first)
-    for row in more:
-        if row not in seen:
-            seen.add(row)
-            out.append(row)
-    return out
-
-
 class SQLiteSearch:
     """The SearchIndex of one SQLite store, bound to one read transaction."""
 
@@ -158,7 +148,7 @@ class SQLiteSearch:
         if grams.used(forms):
             # Word matches first, then substrings in text of spaceless scripts.
             more = grams.entries(self._conn, forms, conjunctive, limit, GRAM_RANK_BUDGET)
-            rows = _after(rows, more)
+            rows = then_missing(rows, more)
         return [(row >> SESSION_SHIFT, row) for row in rows]
 
     def digest_matches(
@@ -170,7 +160,7 @@ class SQLiteSearch:
         nums = [r[0] for r in self._conn.execute(sql, (expr, limit))]
         forms = self._forms(terms)
         if grams.used(forms):
-            nums = _after(nums, grams.digests(self._conn, forms, conjunctive, limit))
+            nums = then_missing(nums, grams.digests(self._conn, forms, conjunctive, limit))
         return nums
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:

@@ -1,0 +1,22 @@
+"""Row statements both backends write with, in the shared form (store/sql/dialect.py)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+ENTRY_COLUMNS: Final = (
+    "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
+    "context_visibility, created_at, stamp"
+)
+
+INSERT_SESSION: Final = (
+    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
+    "source_format, source_path, source_id, summary, git_branch) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+UPSERT_HEAD: Final = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                       updated_at = excluded.updated_at
+"""
