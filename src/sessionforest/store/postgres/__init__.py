@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ...errors import StoreMissing, StoreUnreadable
+from ..base import VectorStore
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
@@ -42,6 +43,8 @@ class PostgresBackend:
 
     name = "postgresql"
     path: Path | None = None
+    # Entry vectors are not kept on PostgreSQL yet: the semantic leg is off there.
+    vectors: VectorStore | None = None
 
     @property
     def location(self) -> str:
