@@ -28,6 +28,8 @@ from sessionforest.errors import InvalidArgument
 from sessionforest.search import embedder, find, semantic
 from sessionforest.store.sqlite import migrations
 
+pytestmark = pytest.mark.semantic
+
 NOW = datetime(2026, 9, 30, 12, tzinfo=UTC)
 
 # (title, lines): the vague queries below share no word with their chat.
@@ -95,7 +97,7 @@ def test_the_extra_is_installed_in_the_test_environment() -> None:
         ("invoice document lacks final row", "printer"),
         ("vegetables drooping irrigation", "garden"),
         ("delayed audio earbuds", "audio"),
-        ("provisioning stuck", "deploy"),
+        ("servers setup freezes", "deploy"),
     ],
 )
 def test_a_chat_is_found_by_meaning_and_the_gate_is_not_sure(
@@ -221,7 +223,12 @@ def test_switched_off_the_search_is_the_lexical_funnels(
         assert not plain.semantic
         with pytest.raises(InvalidArgument, match="semantic"):
             plain.index_semantic()
-        for query in ("bill printout", "vegetables drooping irrigation", "earbuds", "sqlite vacuum"):
+        for query in (
+            "bill printout",
+            "vegetables drooping irrigation",
+            "earbuds",
+            "sqlite vacuum",
+        ):
             got = plain.search_chats(query, now=NOW)
             with plain._backend.search() as index:
                 lexical = find.search_chats(index, query, NOW, semantic=None)
@@ -259,3 +266,32 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("onnxruntime", "numpy
     assert done.returncode == 0, done.stderr
     assert "refused: " in done.stdout and "[semantic]" in done.stdout
     assert done.stdout.strip().endswith("[]")  # neither the runtime nor numpy was loaded
+
+
+def test_chats_the_leg_alone_brings_are_no_rivals_for_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two chats hold the word alike (a narrow lead: not sure). A heavy semantic
+    # list that puts a third chat, holding no word, second must not turn the
+    # narrow lead into an infinite one.
+    from sessionforest.search import retrieve
+
+    path = tmp_path / "s.db"
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        a = forest.create_session("Tomatoes", "codex", session_id="a")
+        b = forest.create_session("Garden", "codex", session_id="b")
+        c = forest.create_session("Headphones", "codex", session_id="c")
+        for sid, line in ((a, "tomatoes again"), (b, "tomatoes again"), (c, "audio lag")):
+            for _ in range(2):
+                forest.append(sid, "user.message", text(line), stamp=None)
+        with forest._backend.search() as index:
+            keys = {row.session_id: row.key for row in index.all_chats()}
+            plain = find.search_chats(index, "tomatoes", NOW, limit=1)
+            monkeypatch.setattr(retrieve, "SEMANTIC_WEIGHT_AND", 50.0)
+            fused = find.search_chats(
+                index, "tomatoes", NOW, limit=1, semantic=lambda _: [keys["a"], keys["c"]]
+            )
+    assert [h.session_id for h in plain.hits] == ["a"] and not plain.confident
+    assert fused.gate is not None and fused.gate.runner_up is not None
+    assert fused.gate.runner_up.session_id == "b"  # the words' runner-up, not "c"
+    assert not fused.confident and fused.reason == plain.reason

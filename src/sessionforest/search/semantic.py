@@ -35,6 +35,10 @@ BATCH: Final = 256  # entries embedded and stored per write transaction
 SEARCH_BUDGET: Final = 16  # pending entries a search embeds itself
 TOP_ENTRIES: Final = 2_000  # best entries read for the chat ranking
 CHATS: Final = 50  # chats the leg lists
+# Below this cosine an entry says nothing of the query: unrelated sentences
+# score about 0 to 0.15 on this model, a one-word query against "hello" 0.25,
+# related ones 0.35 and up. Its chat is not listed for it.
+MIN_COSINE: Final = 0.3
 # Texts embedded lately, kept by text: chats repeat lines ("ok", "running the
 # tests now"), and each is embedded once while it stays among these.
 REMEMBERED: Final = 4_096
@@ -155,6 +159,7 @@ class Semantic:
         top = min(TOP_ENTRIES, len(scores))
         best = np.argpartition(-scores, top - 1)[:top]
         best = best[np.argsort(-scores[best], kind="stable")]
+        best = best[scores[best] >= MIN_COSINE]
         chats: list[ChatKey] = []
         seen: set[int] = set()
         for chat in (keys[best] >> SESSION_SHIFT).tolist():
