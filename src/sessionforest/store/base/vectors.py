@@ -31,8 +31,8 @@ class VectorStore(Protocol):
     """A backend's table of entry vectors (float32, little-endian, one model at a time)."""
 
     def pending(self, model: str, limit: int) -> Pending:
-        """Up to `limit` indexed entries with no vector of `model` yet (every entry is
-        pending again once the model changes)."""
+        """Up to `limit` indexed entries with no vector of `model` yet (while the
+        stored vectors are another model's, every chat's entries are)."""
         ...
 
     def put(

@@ -19,13 +19,13 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ...errors import StoreMissing, StoreUnreadable
-from ..base import VectorStore
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
 from .search import PostgresSearch
 from .store import PostgresStore
 from .trees import PostgresTrees
+from .vectors import PostgresVectors
 
 __all__ = ["PostgresBackend", "open_postgres", "redacted"]
 
@@ -43,8 +43,7 @@ class PostgresBackend:
 
     name = "postgresql"
     path: Path | None = None
-    # Entry vectors are not kept on PostgreSQL yet: the semantic leg is off there.
-    vectors: VectorStore | None = None
+    vectors: PostgresVectors | None = None
 
     @property
     def location(self) -> str:
@@ -132,4 +131,6 @@ def open_postgres(
     finally:
         conn.close()
     db = Database(url, where, READ_ONLY_ASKED if readonly else None, migrated)
-    return PostgresBackend(db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db))
+    return PostgresBackend(
+        db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db), vectors=PostgresVectors(db)
+    )

@@ -29,6 +29,8 @@ ROWS = (
     "SELECT rowid, coalesce(text, '') FROM session_entry_fts "
     "WHERE rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?"
 )
+# Under another model every chat is pending (the first put re-notes them all).
+EVERY = "SELECT num, -1 FROM search_sessions ORDER BY num LIMIT ?"
 MODEL = "SELECT model FROM vector_model"
 SET_MODEL = "INSERT OR REPLACE INTO vector_model(one, model) VALUES (1, ?)"
 INSERT = "INSERT OR IGNORE INTO entry_vectors(entry, vector) VALUES (?, ?)"
@@ -67,10 +69,11 @@ class SQLiteVectors:
         idle: list[ChatKey] = []
         with self._db.read() as conn:
             stale = self._model(conn) not in (None, model)
-            for num, upto in conn.execute(NOTED, (CHATS_AT_ONCE,)).fetchall():
+            chats = conn.execute(EVERY if stale else NOTED, (CHATS_AT_ONCE,)).fetchall()
+            for num, upto in chats:
                 if len(rows) >= limit:
                     break
-                start = _first(num) if stale else max(upto + 1, _first(num))
+                start = max(upto + 1, _first(num))
                 found = conn.execute(ROWS, (start, _last(num), limit - len(rows))).fetchall()
                 if not found:
                     idle.append(num)
