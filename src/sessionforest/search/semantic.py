@@ -67,9 +67,10 @@ class Semantic:
     @property
     def _model(self) -> models.Embedder:
         if self._loaded is None:
-            model = models.load()
-            if model is None:  # switched off since the leg was opened
-                raise RuntimeError(f"the semantic model is off ({models.SWITCH})")
+            # The switch was read when the leg was opened (Forest.open).
+            model = models.load(switch=False)
+            if model is None:
+                raise RuntimeError("the [semantic] extra was uninstalled while in use")
             self._loaded = model
         return self._loaded
 
