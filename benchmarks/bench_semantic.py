@@ -154,42 +154,42 @@ def _load_and_rate() -> tuple[float, float, float]:
     return loaded, first, len(turns) / (time.perf_counter() - t)
 
 
-def _appends(on: bool, n: int) -> float:
-    """Appends per second into a fresh store with the leg on or off."""
-    path = harness.WORK / f"semantic-append-{on}.db"
+@contextmanager
+def _fresh(on: bool, name: str) -> Iterator[Forest]:
+    """A fresh store with the leg on or off, removed afterwards."""
+    path = harness.WORK / f"semantic-{name}-{on}.db"
     harness.remove_db(path)
     with contextlib.ExitStack() as stack:
         if not on:
             stack.enter_context(semantic_off())
         forest = Forest.open(path)
+    try:
         assert forest.semantic == on
+        yield forest
+    finally:
+        forest.close()
+        harness.remove_db(path)
+
+
+def _appends(on: bool, n: int) -> float:
+    """Appends per second into a fresh store with the leg on or off."""
+    with _fresh(on, "append") as forest:
         sid = forest.create_session("append", "codex")
         t = time.perf_counter()
         for i in range(n):
             forest.append(sid, "user.message", search_data.message(f"turn {i} of the test"))
-        rate = n / (time.perf_counter() - t)
-        forest.close()
-    harness.remove_db(path)
-    return rate
+        return n / (time.perf_counter() - t)
 
 
 def _imports(on: bool) -> tuple[float, int]:
     """(seconds, entries) to import the claude-code sample projects with the leg on or off
     (on: the import ends with the vectors of every imported entry)."""
-    path = harness.WORK / f"semantic-import-{on}.db"
-    harness.remove_db(path)
-    with contextlib.ExitStack() as stack:
-        if not on:
-            stack.enter_context(semantic_off())
-        forest = Forest.open(path)
+    with _fresh(on, "import") as forest:
         t = time.perf_counter()
         report = forest.import_chats(
             "claude-code", search_data.DATA / "claude-code" / "real_projects"
         )
-        took = time.perf_counter() - t
-        forest.close()
-    harness.remove_db(path)
-    return took, report.entries
+        return time.perf_counter() - t, report.entries
 
 
 def _fill_vectors(path: Any, corpus: search_data.BridgeCorpus) -> tuple[int, int]:

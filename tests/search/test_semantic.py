@@ -26,6 +26,7 @@ from sessionforest import Forest
 from sessionforest.cli.main import cli
 from sessionforest.errors import InvalidArgument
 from sessionforest.search import embedder, find, semantic
+from sessionforest.search.results import ChatSearch
 from sessionforest.store.sqlite import migrations
 
 pytestmark = pytest.mark.semantic
@@ -71,6 +72,15 @@ def vectors(path: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM entry_vectors").fetchone()[0])
 
 
+def lexical_search(forest: Forest, query: str) -> ChatSearch:
+    """The same search on the same store through a handle opened without the leg."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv(embedder.SWITCH, "off")
+        with Forest.open(forest.path, clock=lambda: NOW) as plain:
+            assert not plain.semantic
+            return plain.search_chats(query, now=NOW)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[tuple[Forest, Path]]:
     path = tmp_path / "s.db"
@@ -108,13 +118,7 @@ def test_a_chat_is_found_by_meaning_and_the_gate_is_not_sure(
     found = forest.search_chats(query, now=NOW)
     assert found.hits and found.hits[0].session_id == expect, [h.title for h in found.hits]
     assert not found.confident
-    with pytest.MonkeyPatch.context() as m:
-        m.setenv(embedder.SWITCH, "off")
-        plain = Forest.open(forest.path, clock=lambda: NOW)
-        try:
-            lexical = plain.search_chats(query, now=NOW)
-        finally:
-            plain.close()
+    lexical = lexical_search(forest, query)
     assert expect not in [h.session_id for h in lexical.hits[:1]]
 
 
@@ -124,13 +128,7 @@ def test_meaning_alone_never_makes_the_gate_sure(store: tuple[Forest, Path]) -> 
     forest, _ = store
     for query in ("changelog version", "ruff unused imports", "tomatoes", "headphones late"):
         with_leg = forest.search_chats(query, now=NOW)
-        with pytest.MonkeyPatch.context() as m:
-            m.setenv(embedder.SWITCH, "off")
-            plain = Forest.open(forest.path, clock=lambda: NOW)
-            try:
-                lexical = plain.search_chats(query, now=NOW)
-            finally:
-                plain.close()
+        lexical = lexical_search(forest, query)
         assert with_leg.confident == lexical.confident, query
         assert (with_leg.reason, with_leg.detail) == (lexical.reason, lexical.detail), query
     # Only unknown words: the leg lists chats, the gate says the words are unknown.
