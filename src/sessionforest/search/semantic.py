@@ -51,7 +51,8 @@ class Semantic:
         self._vectors = vectors
         self._loaded: models.Embedder | None = None
         self._remembered: dict[str, bytes] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the matrix
+        self._embedding = threading.Lock()  # one catch-up at a time per Forest
         self._mark = 0
         self._keys: Any = None  # int64 entry keys, one per row of _matrix
         self._matrix: Any = None  # float32 (n, dims)
@@ -82,6 +83,10 @@ class Semantic:
         """Embed pending entries in batches until none is left (or `limit` were done);
         returns how many were embedded. Each batch is read, embedded outside any
         transaction and stored in one write; a failure leaves the earlier batches."""
+        with self._embedding:
+            return self._catch_up(limit, progress)
+
+    def _catch_up(self, limit: int | None, progress: Callable[[int], None] | None) -> int:
         import numpy as np
 
         done_total = 0
