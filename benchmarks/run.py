@@ -26,6 +26,7 @@ import bench_path
 import bench_postgres
 import bench_redact
 import bench_search
+import bench_semantic
 import bench_server
 import bench_skeleton
 import bench_stamp
@@ -43,6 +44,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_import.NAME: bench_import.run,
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
+    bench_semantic.NAME: bench_semantic.run,
     gate_calibration.NAME: gate_calibration.run,
     bench_redact.NAME: bench_redact.run,
     bench_deep.NAME: bench_deep.run,

@@ -29,6 +29,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[LEFT_OUT] = []
 
 
+@pytest.fixture(autouse=True)
+def _lexical_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite tests the search funnel as it runs without the [semantic] extra
+    (exact hit lists); tests marked `semantic` (tests/search/test_semantic.py)
+    run with the leg, which scripts/test installs."""
+    if request.node.get_closest_marker("semantic") is None:
+        monkeypatch.setenv("FOREST_SEMANTIC", "off")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     needs = [name for mark in metafunc.definition.iter_markers("needs") for name in mark.args]
     if "backend" not in metafunc.fixturenames:

@@ -49,6 +49,7 @@ from .rules.append import prepare, stamp_text
 from .search import find, recall
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
+from .search.semantic import Semantic
 from .store import default_path, open_backend
 from .store.base import (
     AUTO,
@@ -74,6 +75,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = ["AUTO", "UNSET", "AppendRequest", "Forest"]
 
 
+SEMANTIC_MISSING = (
+    "the semantic leg is off: install sessionforest[semantic], use a SQLite store, "
+    "and leave FOREST_SEMANTIC unset"
+)
+
+
 class Forest(TreeFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
@@ -86,6 +93,7 @@ class Forest(TreeFacade):
         self.path = backend.path
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
+        self._semantic = Semantic.open(backend.vectors)
 
     # --- opening -----------------------------------------------------------------
 
@@ -493,8 +501,38 @@ class Forest(TreeFacade):
         `limit` must be at least 1.
         """
         check_limit(limit)
+        leg = self._semantic
+        if leg is not None and self.readonly_why is None:
+            # A few pending vectors (a chat appended to just now) are made first.
+            self._indexed()
+            leg.freshen()
         with self._backend.search() as index:
-            return find.search_chats(index, query, now or self._clock(), limit, harness)
+            ranked = leg.ranked if leg is not None else None
+            return find.search_chats(
+                index, query, now or self._clock(), limit, harness, semantic=ranked
+            )
+
+    @property
+    def semantic(self) -> bool:
+        """Whether searches have the semantic leg (the `[semantic]` extra, a backend
+        keeping vectors, `FOREST_SEMANTIC` not `off`)."""
+        return self._semantic is not None
+
+    def index_semantic(self, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Compute every missing entry vector of the semantic leg (the backfill of an
+        existing store); returns (entries embedded, chats still waiting). Refused
+        without the leg (InvalidArgument names what is missing)."""
+        leg = self._semantic
+        if leg is None:
+            raise InvalidArgument("semantic", SEMANTIC_MISSING)
+        self._indexed()
+        return leg.catch_up(progress=progress), leg.waiting()
+
+    def _indexed(self) -> None:
+        """Let the full-text index catch up with the appends (opening a search does,
+        on every backend): only indexed entries are noted for vectors."""
+        with self._backend.search():
+            pass
 
     # --- import and export -----------------------------------------------------------
 
@@ -517,9 +555,13 @@ class Forest(TreeFacade):
         `report.failed` and the others are imported. Re-importing is idempotent."""
         from .io import importers
 
-        return importers.run(
+        report = importers.run(
             self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
         )
+        if self._semantic is not None and report.entries:
+            self._indexed()
+            self._semantic.catch_up()  # the imported chats' vectors, in batches
+        return report
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None

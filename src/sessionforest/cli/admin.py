@@ -1,5 +1,5 @@
-"""Store-wide commands: `forest check` and `forest repair` (integrity), `forest migrate`
-and `forest demo`.
+"""Store-wide commands: `forest check` and `forest repair` (integrity), `forest migrate`,
+`forest index --semantic` (the semantic leg's backfill) and `forest demo`.
 
 `demo` never writes into the user's store: without `--db` it rebuilds a
 throwaway `demo.db` beside the default store path.
@@ -131,6 +131,28 @@ def migrate(state: State, as_json: bool) -> None:
             click.echo(f"  {name}")
     else:
         click.echo(f"{state.forest.location} is up to date")
+
+
+@click.command("index")
+@click.option(
+    "--semantic",
+    is_flag=True,
+    required=True,
+    help="Compute the entry vectors of the semantic leg that are missing (needs the "
+    "[semantic] extra).",
+)
+@json_option
+@pass_state
+def index(state: State, semantic: bool, as_json: bool) -> None:
+    """Bring the search index's optional parts up to date: with --semantic, embed every
+    entry that has no vector yet (the backfill of a store written without the extra)."""
+    del semantic  # the one part there is; required so that a bare `forest index` says so
+    embedded, waiting = state.forest.index_semantic()
+    if as_json:
+        emit_json({"path": state.forest.location, "embedded": embedded, "waiting": waiting})
+    else:
+        entries = plural(embedded, "entry", "entries")
+        click.echo(f"embedded {entries} in {state.forest.location}; chats waiting: {waiting}")
 
 
 def demo_path() -> Path:

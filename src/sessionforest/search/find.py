@@ -8,15 +8,25 @@ only when it is unsure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from ..store.base import SearchIndex, Term
+from ..store.base import ChatKey, SearchIndex, Term
 from .gate import RULE, GateInput, GateRule
 from .query import parse_query
 from .recall import check_limit
-from .results import ChatSearch
-from .retrieve import DIGEST_ROWS, Candidate, Filters, contains, hits, recent, retrieve
+from .results import ChatSearch, GateReason
+from .retrieve import (
+    DIGEST_ROWS,
+    Candidate,
+    Filters,
+    contains,
+    hits,
+    lexical_order,
+    meaning_only,
+    recent,
+    retrieve,
+)
 from .terms import Vocabulary, choose_terms, exclusions
 
 
@@ -27,24 +37,30 @@ def search_chats(
     limit: int = 8,
     harness: str | None = None,
     rule: GateRule = RULE,
+    semantic: Semantic | None = None,
 ) -> ChatSearch:
     """Top-level chats matching `query`, best first, and whether the index is sure.
 
     Time phrases resolve against `now` (UTC when it carries no zone); `harness`
     restricts the chats to one harness, as a harness word does; `limit` must
     be at least 1 (InvalidArgument otherwise); `rule` is the gate's operating
-    point (the calibrated one unless a benchmark asks otherwise).
+    point (the calibrated one unless a benchmark asks otherwise); `semantic`
+    ranks chats by meaning (search/semantic.py: the text searched for in, chat
+    keys closest first out; None: no semantic leg).
     """
     check_limit(limit)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     known = index.harnesses()
-    found = _find(index, query, now, known, harness, limit, rule)
+    found = _find(index, query, now, known, harness, limit, rule, semantic)
     if not found.hits and found.harness and harness is None:
         # A harness name can also be a topic ("the claude sidecar"):
         # with nothing found under the filter, search it as a word.
-        found = _find(index, query, now, [], None, limit, rule)
+        found = _find(index, query, now, [], None, limit, rule, semantic)
     return found
+
+
+Semantic = Callable[[str], Sequence[ChatKey]]
 
 
 def _about(index: SearchIndex, top: Candidate, terms: Sequence[Term]) -> bool:
@@ -65,6 +81,7 @@ def _find(
     harness: str | None,
     limit: int,
     rule: GateRule,
+    semantic: Semantic | None = None,
 ) -> ChatSearch:
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
@@ -74,38 +91,68 @@ def _find(
     choice = choose_terms(vocab, parsed.phrases, parsed.words)
     mode = "none"
     outside: list[Candidate] = []
+    meaning = " ".join((*parsed.phrases, *parsed.words))
+    closest = semantic(meaning) if semantic is not None and meaning else ()
     if choice.kept:
-        chats, mode = retrieve(index, choice.kept, filters, now, shown=limit, extra=choice.extra)
+        chats, mode = retrieve(
+            index,
+            choice.kept,
+            filters,
+            now,
+            shown=limit,
+            extra=choice.extra,
+            semantic=closest,
+        )
         if not chats and filters.window is not None:
             # The words may date the events talked about, not the chat
             # ("what did she attend recently?"): retry once without the window.
+            anytime = Filters(None, filters.harnesses, excluded)
             outside, _ = retrieve(
                 index,
                 choice.kept,
-                Filters(None, filters.harnesses, excluded),
+                anytime,
                 now,
                 shown=limit,
                 extra=choice.extra,
+                semantic=closest,
             )
+    elif closest and choice.unknown:
+        # No typed word is in the index: only the meaning can find a chat.
+        chats = meaning_only(index, closest, filters, now)
+        mode = "semantic"
     elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
         chats = recent(index, filters)
     else:
         chats = []
     shown = hits(index, chats[: max(limit, 2)], choice.kept)
-    top = chats[0] if chats else None
+    # The gate weighs words only: it judges the chats the words found, in the
+    # order the words alone give them, so the semantic leg adds no evidence, no
+    # rival and no lead; and it is sure only of a top chat both orders agree on.
+    judged_chats, judged = chats, shown
+    if closest and mode in ("and", "or"):
+        judged_chats = lexical_order(chats)
+        made = {h.session_id: h for h in shown}
+        cut = judged_chats[: max(limit, 2)]
+        missing = [c for c in cut if c.session_id not in made]
+        made.update((h.session_id, h) for h in hits(index, missing, choice.kept))
+        judged = [made[c.session_id] for c in cut]
+    top = judged_chats[0] if judged_chats else None
     facts = GateInput(
         choice,
-        shown[0] if shown else None,
-        shown[1] if len(shown) > 1 else None,
+        judged[0] if judged else None,
+        judged[1] if len(judged) > 1 else None,
         top_misses_dropped=tuple(
             t.label for t in choice.extra if top and not contains(index, top, t)
         ),
         only_hit_holds=top is not None and (mode != "or" or top.and_match),
         outside_window=parsed.window.phrase if outside and parsed.window else None,
-        rivals=tuple(shown[2:]),
-        top_about=top is not None and len(shown) > 1 and _about(index, top, choice.kept),
+        rivals=tuple(judged[2:]),
+        top_about=top is not None and len(judged) > 1 and _about(index, top, choice.kept),
     )
     confident, reason, detail = facts.judge(rule)
+    if confident and top is not None and top is not chats[0]:
+        confident, reason = False, GateReason.CONTESTED_LEAD
+        detail = f"the words pick {top.title!r}, but by meaning another chat ranks first"
     return ChatSearch(
         query=query,
         confident=confident,

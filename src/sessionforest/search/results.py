@@ -117,7 +117,7 @@ class ChatSearch:
     dropped_terms: tuple[str, ...]  # known but too common to keep
     window: TimeWindow | None
     harness: tuple[str, ...]
-    mode: str  # "and", "or", or "none" (no terms: filters only)
+    mode: str  # "and", "or", "none" (no terms: filters only), "semantic" (meaning only)
     # When the time window left no chat: what matches with the window dropped
     # (one retry). `hits` stays empty and the gate is never confident.
     outside_window: tuple[ChatHit, ...] = ()

@@ -82,6 +82,11 @@ PASSAGE_CHATS: Final = 20
 PASSAGE_SPAN: Final = 3
 PASSAGE_WEIGHT: Final = 1.0  # its share next to the BM25F's (each scaled to its best chat)
 PROBED_CHATS: Final = 16  # at least this many chats get their term coverage checked after an OR
+# The semantic leg (search/semantic.py, the `[semantic]` extra): chats ranked by
+# their entries' closeness to the query's meaning, one more fused list. Its
+# chats join as candidates; the gate never counts it (search/find.py).
+SEMANTIC_WEIGHT_AND: Final = 1.0
+SEMANTIC_WEIGHT_OR: Final = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,8 @@ class Candidate:
     evidence_rank: int | None = None
     evidence_weight: float = EVIDENCE_WEIGHT_AND
     evidence: float = 0.0
+    semantic_rank: int | None = None
+    semantic_weight: float = SEMANTIC_WEIGHT_AND
     and_match: bool = False  # one entry, or the digest, matched every term
     covered: set[int] = field(default_factory=set)
     score: float = 0.0
@@ -395,6 +402,8 @@ def _base_score(chat: Candidate, now: datetime) -> float:
         score += chat.digest_weight / (RRF_K + chat.digest_rank)
     if chat.evidence_rank is not None:
         score += chat.evidence_weight / (RRF_K + chat.evidence_rank)
+    if chat.semantic_rank is not None:
+        score += chat.semantic_weight / (RRF_K + chat.semantic_rank)
     if chat.entry_matches > 1:
         score += MULTI_BONUS * min(chat.entry_matches - 1, 4) / 4
     if chat.active_to is not None:
@@ -427,11 +436,13 @@ def retrieve(
     now: datetime,
     shown: int = PROBED_CHATS,
     extra: Sequence[Term] = (),
+    semantic: Sequence[ChatKey] = (),
 ) -> tuple[list[Candidate], str]:
     """Every matching chat, best first, and the mode ("and" or "or") that found them.
 
     After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
     terms they match; that decides the bonus for covering every term.
+    `semantic`: the semantic leg's chats, closest first (empty: no such leg).
     """
     proof = evidence(index, terms, extra)
     chats = _collect(index, terms, True, filters, proof)
@@ -442,6 +453,9 @@ def retrieve(
         for num in found_all & set(chats):
             chats[num].and_match = True
         mode = "or"
+    if semantic:
+        weight = SEMANTIC_WEIGHT_AND if mode == "and" else SEMANTIC_WEIGHT_OR
+        chats.update(near(index, semantic, filters, chats, weight))
     ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
     for position, chat in enumerate(ranked):
         chat.score = _base_score(chat, now)
@@ -451,6 +465,58 @@ def retrieve(
             chat.score += COVER_BONUS
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
     return ranked, mode
+
+
+def near(
+    index: SearchIndex,
+    semantic: Sequence[ChatKey],
+    filters: Filters,
+    chats: dict[ChatKey, Candidate] | None = None,
+    weight: float = SEMANTIC_WEIGHT_AND,
+) -> dict[ChatKey, Candidate]:
+    """The semantic leg's chats the filters allow, ranked in its order: those in
+    `chats` get their rank there, the others are new candidates (returned)."""
+    known = chats if chats is not None else {}
+    new = _load(index, [key for key in semantic if key not in known], filters)
+    rank = 0
+    for key in semantic:
+        chat = known.get(key) or new.get(key)
+        if chat is None:
+            continue
+        rank += 1
+        chat.semantic_rank = rank
+        chat.semantic_weight = weight
+    return new
+
+
+def lexical_order(chats: Sequence[Candidate]) -> list[Candidate]:
+    """The chats the words found, ranked without the semantic list: the order the
+    gate judges (the fused score less the semantic list's share)."""
+    found = [
+        c
+        for c in chats
+        if c.entry_rank is not None or c.digest_rank is not None or c.evidence_rank is not None
+    ]
+
+    def words_only(chat: Candidate) -> tuple[float, float]:
+        share = 0.0
+        if chat.semantic_rank is not None:
+            share = chat.semantic_weight / (RRF_K + chat.semantic_rank)
+        return chat.score - share, _stamp(chat)
+
+    return sorted(found, key=words_only, reverse=True)
+
+
+def meaning_only(
+    index: SearchIndex, semantic: Sequence[ChatKey], filters: Filters, now: datetime
+) -> list[Candidate]:
+    """When no typed word is in the index: the semantic leg's chats alone, scored
+    like any fused list (with the recency bonus), best first."""
+    chats = list(near(index, semantic, filters, weight=SEMANTIC_WEIGHT_OR).values())
+    for chat in chats:
+        chat.score = _base_score(chat, now)
+    chats.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
+    return chats
 
 
 def hits(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) -> list[ChatHit]:

@@ -54,6 +54,10 @@ from .values import (
     Stamping,
     Unset,
 )
+from .vectors import (
+    Pending,
+    VectorStore,
+)
 
 __all__ = [
     "AUTO",
@@ -76,6 +80,7 @@ __all__ = [
     "GroupedAppend",
     "NewEntry",
     "NewSession",
+    "Pending",
     "SearchIndex",
     "SessionIndex",
     "Spaceless",
@@ -84,4 +89,5 @@ __all__ = [
     "Term",
     "TreeStore",
     "Unset",
+    "VectorStore",
 ]

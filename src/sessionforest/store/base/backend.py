@@ -9,6 +9,7 @@ from typing import Protocol
 from .bulk import BulkStore
 from .search import SearchIndex
 from .store import Store, TreeStore
+from .vectors import VectorStore
 
 # --- Backend ---------------------------------------------------------------------
 
@@ -39,6 +40,11 @@ class Backend(Protocol):
 
     @property
     def bulk(self) -> BulkStore: ...
+
+    @property
+    def vectors(self) -> VectorStore | None:
+        """The semantic leg's entry vectors (None: this backend keeps none)."""
+        ...
 
     def search(self) -> AbstractContextManager[SearchIndex]:
         """A SearchIndex bound to one read snapshot; reads of `store` on this thread

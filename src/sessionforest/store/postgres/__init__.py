@@ -25,6 +25,7 @@ from .database import Database, driver_error
 from .search import PostgresSearch
 from .store import PostgresStore
 from .trees import PostgresTrees
+from .vectors import PostgresVectors
 
 __all__ = ["PostgresBackend", "open_postgres", "redacted"]
 
@@ -42,6 +43,7 @@ class PostgresBackend:
 
     name = "postgresql"
     path: Path | None = None
+    vectors: PostgresVectors | None = None
 
     @property
     def location(self) -> str:
@@ -129,4 +131,6 @@ def open_postgres(
     finally:
         conn.close()
     db = Database(url, where, READ_ONLY_ASKED if readonly else None, migrated)
-    return PostgresBackend(db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db))
+    return PostgresBackend(
+        db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db), vectors=PostgresVectors(db)
+    )

@@ -22,6 +22,7 @@ from .database import Database
 from .search import SQLiteSearch, catchup
 from .store import SQLiteStore
 from .trees import SQLiteTrees
+from .vectors import SQLiteVectors
 
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
 
@@ -35,6 +36,7 @@ class SQLiteBackend:
     store: SQLiteStore
     trees: SQLiteTrees
     bulk: SQLiteBulk
+    vectors: SQLiteVectors
 
     name = "sqlite"
 
@@ -109,4 +111,4 @@ def open_sqlite(
     db = Database(target, opened)
     store = SQLiteStore(db)
     bulk = SQLiteBulk(db.path, write=db.write, read=db.read)
-    return SQLiteBackend(target, db, store, SQLiteTrees(db), bulk)
+    return SQLiteBackend(target, db, store, SQLiteTrees(db), bulk, SQLiteVectors(db))

@@ -440,6 +440,15 @@ def session_path_segments(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def entry_vectors(conn: sqlite3.Connection) -> None:
+    # The semantic leg's entry vectors, computed outside the appends
+    # (store/sqlite/vectors.py, search/semantic.py); every indexed chat is pending.
+    from .frozen import entry_vectors as ddl
+
+    _run(conn, *ddl.CREATE)
+
+
 def schema_version() -> int:
     return len(MIGRATIONS)
 

