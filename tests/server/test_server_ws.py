@@ -217,7 +217,7 @@ def test_a_cli_append_to_the_same_store_is_pushed_live(server: Running, http: ht
         )  # fmt: skip
         entry = done.stdout.strip()
         (note,) = [n["params"] for n in peer.wait(1)]
-        assert note["session_id"] == sid and note["change"] == "head_moved"
+        assert (note["session_id"], note["change"]) == (sid, "head_moved"), note
         assert note["head"] == entry != ours
         # Its own writes are not told twice: one append, one notification.
         mine = call(http, "sessions/append", [sid, "user.message", {"content": TEXT}])["id"]

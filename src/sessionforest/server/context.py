@@ -147,6 +147,10 @@ class Server:
                     continue
                 if ours.get(sid) == (head, status):
                     continue  # this server's writer committed it and said so
+                if before is None and sid in ours:
+                    # New to this watcher, but this server wrote it (and said it was
+                    # created) after the watcher's last poll: compare with that.
+                    before = (ours[sid][0], updated, ours[sid][1])
                 kind = "created" if before is None else "head_moved"
                 if before is not None and before[0] == head and before[2] != status:
                     kind = "status"
