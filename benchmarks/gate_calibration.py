@@ -35,7 +35,15 @@ import harness
 import search_data
 from harness import Row, Section
 from sessionforest import Forest
-from sessionforest.search.gate import RULE, CommonWords, GateInput, GateRule, LeadMeasure, OnlyHit
+from sessionforest.search.gate import (
+    RULE,
+    CommonWords,
+    Counted,
+    GateInput,
+    GateRule,
+    LeadMeasure,
+    OnlyHit,
+)
 
 NAME = "gate"
 BRIDGE_TARGET = 22  # the original system's gate: 22 of 40, none wrong
@@ -84,10 +92,10 @@ def score(judged: Sequence[Judged], rule: GateRule) -> Score:
 def grid() -> list[GateRule]:
     """The variants, the spec's literal rule first."""
     rules = [GateRule(LeadMeasure.FUSED, 1.5, 2, CommonWords.ALL, OnlyHit.WHOLE, False)]
-    for measure, lead, matches, common, only, about in itertools.product(
-        LeadMeasure, (1.25, 1.5, 2.0, 3.0), (2, 1), CommonWords, OnlyHit, (False, True)
+    for measure, lead, matches, common, only, about, counted in itertools.product(
+        LeadMeasure, (1.25, 1.5, 2.0, 3.0), (2, 1), CommonWords, OnlyHit, (False, True), Counted
     ):
-        rule = GateRule(measure, lead, matches, common, only, about)
+        rule = GateRule(measure, lead, matches, common, only, about, counted)
         if rule not in rules:
             rules.append(rule)
     return rules
@@ -203,7 +211,15 @@ def neighbours(cal: Calibration) -> list[GateRule]:
     for rule, _, _ in cal.rows:
         changed = sum(
             getattr(rule, f) != getattr(c, f)
-            for f in ("measure", "lead", "min_matches", "common_words", "only_hit", "about")
+            for f in (
+                "measure",
+                "lead",
+                "min_matches",
+                "common_words",
+                "only_hit",
+                "about",
+                "counted",
+            )
         )
         if changed == 1:
             picked.append(rule)

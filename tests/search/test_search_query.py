@@ -242,3 +242,18 @@ def test_a_week_of_a_month_is_seven_of_its_days() -> None:
     assert second is not None and (second.start, second.end) == (at(2024, 2, 8), at(2024, 2, 15))
     leap, _ = time_window("last week of february 2024", NOW)
     assert leap is not None and (leap.start, leap.end) == (at(2024, 2, 23), at(2024, 3, 1))
+
+
+def test_a_range_of_written_dates_is_both_days_and_those_between() -> None:
+    window, rest = time_window("where was john between August 11 and August 15 2023?", NOW)
+    assert window is not None and window.phrase == "between august 11 and august 15 2023"
+    assert (window.start, window.end) == (at(2023, 8, 11), at(2023, 8, 16))
+    assert rest.split() == ["where", "was", "john", "?"]
+    mixed, _ = time_window("from the 2nd of may to 9 may 2024", NOW)
+    assert mixed is not None and (mixed.start, mixed.end) == (at(2024, 5, 2), at(2024, 5, 10))
+    # Backwards is not a range: each date is then a day of its own (the first wins).
+    backwards, _ = time_window("between may 9 2024 and may 2 2024", NOW)
+    assert backwards is not None and (backwards.start, backwards.end) == (
+        at(2024, 5, 9),
+        at(2024, 5, 10),
+    )

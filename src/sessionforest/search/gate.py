@@ -3,8 +3,9 @@
 Confident only when every typed word is known, the top chat matched all of
 them (the searched terms and, under `CommonWords.ALL`, the common words
 dropped from the search), and it leads the next chat by `GateRule.lead` with
-at least two matches (and no other shown chat's entries hold more of the
-words), or is the only chat that matched (under `only_hit="whole"` one of
+at least two matches (counted as matched words under `RULE`: one word alone
+never singles out a chat among others; and no other shown chat's entries hold
+more of the words), or is the only chat that matched (under `only_hit="whole"` one of
 its entries, or its digest, must hold every searched word). Never when the
 time window had to be dropped. Anything else says which condition failed.
 
@@ -46,6 +47,13 @@ class CommonWords(StrEnum):
     SEARCHED = "searched"  # only the searched (rarest six) words count
 
 
+class Counted(StrEnum):
+    """What "at least two matches" counts in the top chat."""
+
+    ENTRIES = "entries"  # its matching entries (and its digest)
+    WORDS = "words"  # the searched words it matched: a one-word query leads nothing
+
+
 class OnlyHit(StrEnum):
     """When being the only chat that matched is enough."""
 
@@ -65,11 +73,13 @@ class GateRule:
     # A lead also needs the top chat to be about the words: its digest (title,
     # opening exchange, latest summary) holds every searched word.
     about: bool = True
+    counted: Counted = Counted.ENTRIES
 
     @property
     def name(self) -> str:
+        counted = "matches" if self.counted is Counted.ENTRIES else "matched words"
         return (
-            f"{self.measure} lead {self.lead}x, {self.min_matches}+ matches, "
+            f"{self.measure} lead {self.lead}x, {self.min_matches}+ {counted}, "
             f"common words: {self.common_words}, only hit: {self.only_hit}, "
             f"lead needs the digest: {'yes' if self.about else 'no'}"
         )
@@ -77,7 +87,7 @@ class GateRule:
 
 # The operating point: the calibration's choice (zero confident-but-wrong on
 # Bridge and LoCoMo, the most confident among those).
-RULE: Final = GateRule()
+RULE: Final = GateRule(counted=Counted.WORDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +202,9 @@ def judge(
                 "(found after relaxing AND to OR)",
             )
         return True, GateReason.ONLY_HIT, "the only chat that matches"
-    if top.matches < rule.min_matches:
+    if rule.counted is Counted.WORDS and len(top.matched_terms) < rule.min_matches:
+        return False, GateReason.SINGLE_MATCH, "one word cannot single out a chat among others"
+    if rule.counted is Counted.ENTRIES and top.matches < rule.min_matches:
         return False, GateReason.SINGLE_MATCH, "the top chat matched only once"
     lead = _lead(rule, terms, top, runner_up)
     shown = "every word the next chat misses" if lead == float("inf") else f"{lead:.2f}x"

@@ -211,14 +211,47 @@ def _rule(pattern: str) -> re.Pattern[str]:
 _DAY = timedelta(days=1)
 _ONE_UNIT = r"(hour|day|week|month|year)"
 # Earlier rules win where phrases overlap ("in the last week" before "last week").
-_MONTH_NAME = "(" + "|".join(sorted(_MONTH_ALIASES, key=len, reverse=True)) + r")\.?"
+_MONTHS_ALT = "|".join(sorted(_MONTH_ALIASES, key=len, reverse=True))
+_MONTH_NAME = "(" + _MONTHS_ALT + r")\.?"
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MONTH_DAY = re.compile(_MONTH_NAME + " " + _ORDINAL + r"(?:,? (\d{4}))?")
+_DAY_MONTH = re.compile(r"(?:the )?" + _ORDINAL + " (?:of )?" + _MONTH_NAME + r"(?:,? (\d{4}))?")
+# A written date as one group (for ranges): "august 11", "11th of august, 2023".
+_WRITTEN = (
+    r"((?:(?:" + _MONTHS_ALT + r")\.? \d{1,2}(?:st|nd|rd|th)?"
+    r"|(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:" + _MONTHS_ALT + r")\.?)(?:,? \d{4})?)"
+)
+
+
+def _written(text: str, year: str | None, now: datetime) -> tuple[datetime, str | None]:
+    """The day a written date names (its own year, else `year`, else the latest such)."""
+    if m := _MONTH_DAY.fullmatch(text):
+        month, day, own = _MONTH_ALIASES[m[1]], int(m[2]), m[3]
+    elif m := _DAY_MONTH.fullmatch(text):
+        month, day, own = _MONTH_ALIASES[m[2]], int(m[1]), m[3]
+    else:
+        raise ValueError(text)
+    return _calendar_day(now, month, day, own or year)[0], own
+
+
+def _between(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
+    """ "between august 11 and august 15 2023": both days whole; a year on the
+    second date alone dates the first too."""
+    last, year = _written(m[2], None, now)
+    first, _ = _written(m[1], year, now)
+    if first > last:
+        raise ValueError("a range that ends before it starts")
+    return first, last + _DAY
+
+
 RULES: tuple[Rule, ...] = (
+    (_rule(r"(?:between|from) " + _WRITTEN + r" (?:and|to|until|through) " + _WRITTEN),
+     _between),
     (_rule(r"(?:(?:in|during) )?(?:the )?(first|second|third|fourth|last) week of "
            + _MONTH_NAME + r"(?: (\d{4}))?"), _week_of_month),
-    (_rule(r"(?:on )?" + _MONTH_NAME + " " + _ORDINAL + r"(?:,? (\d{4}))?"),
+    (_rule(r"(?:on )?" + _MONTH_DAY.pattern),
      lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[1]], int(m[2]), m[3])),
-    (_rule(r"(?:on )?(?:the )?" + _ORDINAL + " (?:of )?" + _MONTH_NAME + r"(?:,? (\d{4}))?"),
+    (_rule(r"(?:on )?" + _DAY_MONTH.pattern),
      lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[2]], int(m[1]), m[3])),
     (_rule(r"(?:(on|since) )?(\d{4})-(\d{2})-(\d{2})"), _date),
     (_rule(r"(?:in|during|back in) (\d{4})"), _year),
@@ -277,6 +310,7 @@ chat counts when it was active inside the window; weeks start on Monday):
   2025-10-03, on 2025-10-03                        that calendar day
   july 24 2023, on march 3rd, the 5th of may       that day (no year: the latest one)
   the last week of august 2023, first week of may  its last, or first..fourth, 7 days
+  between may 2 and may 9 2024, from 3 jan to 5 jan  both days and those between
   since 2025-10-03                                 that day, 00:00 .. now
 Units: hour, day, week, month (and plurals); N is 1-999, one..twelve, a, an or
 a couple (of). A bare number such as 2024 stays a word. The first phrase sets
