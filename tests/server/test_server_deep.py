@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 from sessionforest import Forest
 from standin import ProviderStandIn
 
-from .conftest import call, start
+from .conftest import Running, call, start
 from .test_server_ws import Peer
 
 NOW = "2026-09-30T15:00:00+00:00"
@@ -41,20 +41,28 @@ def _until(check: Any, seconds: float = 30) -> bool:
     return bool(check())
 
 
+def _serve_with_model(db: Path, standin: ProviderStandIn) -> Running:
+    env = {**standin.environ(), "FOREST_PROVIDER": "anthropic", "FOREST_MODEL": "m"}
+    return start(db, env=env)
+
+
+def _type_unsure(peer: Peer) -> None:
+    """The UI's as-you-type search of an unsure query, asking for a pre-start."""
+    typed = peer.call(
+        "sessions/search_chats", {"query": "kanji flashcards", "now": NOW, "prestart": True}
+    )
+    assert typed["confident"] is False
+
+
 def test_a_prestart_is_dropped_when_its_websocket_closes(
     tmp_path: Path, provider_standin: ProviderStandIn
 ) -> None:
     db = tmp_path / "s.db"
     _store(db)
-    env = {**provider_standin.environ(), "FOREST_PROVIDER": "anthropic", "FOREST_MODEL": "m"}
-    server = start(db, env=env)
+    server = _serve_with_model(db, provider_standin)
     try:
         with connect(server.ws) as socket:
-            peer = Peer(socket)
-            typed = peer.call(
-                "sessions/search_chats", {"query": "kanji flashcards", "now": NOW, "prestart": True}
-            )
-            assert typed["confident"] is False
+            _type_unsure(Peer(socket))
             # Warmed: the prepared SDK client keeps its connection open for Enter.
             assert _until(lambda: [r.path for r in provider_standin.requests] == ["/v1/models"])
             assert _until(lambda: provider_standin.open_connections == 1)
@@ -72,15 +80,11 @@ def test_prestart_then_enter_over_a_websocket(
 ) -> None:
     db = tmp_path / "s.db"
     ids = _store(db)
-    env = {**provider_standin.environ(), "FOREST_PROVIDER": "anthropic", "FOREST_MODEL": "m"}
-    server = start(db, env=env)
+    server = _serve_with_model(db, provider_standin)
     try:
         with connect(server.ws) as socket:
             peer = Peer(socket)
-            typed = peer.call(
-                "sessions/search_chats", {"query": "kanji flashcards", "now": NOW, "prestart": True}
-            )
-            assert typed["confident"] is False
+            _type_unsure(peer)
             deadline = time.monotonic() + 30
             while not provider_standin.requests and time.monotonic() < deadline:
                 time.sleep(0.05)
