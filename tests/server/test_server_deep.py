@@ -109,6 +109,12 @@ def test_prestart_then_enter_over_a_websocket(
             ]
             listed = peer.call("sessions/list", {"include_hidden": False})  # the sidebar
             assert {s["id"] for s in listed["sessions"]} == set(ids.values())
+            # Hidden usage sessions are listed only on request (as `forest list --all`).
+            default = peer.call("sessions/list")
+            assert {s["id"] for s in default["sessions"]} == set(ids.values())
+            every = peer.call("sessions/list", {"include_hidden": True})
+            hidden = {s["id"] for s in every["sessions"]} - set(ids.values())
+            assert len(hidden) == 2  # the two deep searches' usage records
         for request in provider_standin.requests:
             assert "hunter2hunter2" not in json.dumps(request.body)
             assert "tools" not in request.body

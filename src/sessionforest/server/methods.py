@@ -124,7 +124,9 @@ def create(call: Call, p: CreateParams) -> SessionJson:
 
 
 class ListParams(Params):
-    include_hidden: bool = True
+    # Hidden sessions (subagents' side chats, deep-search usage records) are listed
+    # only on request, as `forest list` does (`--all`).
+    include_hidden: bool = False
     order: Literal["created", "updated"] = "created"
     offset: Annotated[int, Meta(ge=0)] = 0
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = MAX_PAGE
@@ -132,7 +134,8 @@ class ListParams(Params):
 
 @method("sessions/list", ListParams, SessionsPageJson, "read")
 def list_sessions(call: Call, p: ListParams) -> SessionsPageJson:
-    """A page of sessions: oldest first (`order="created"`) or latest activity first."""
+    """A page of sessions: oldest first (`order="created"`) or latest activity first;
+    hidden ones only with `include_hidden`."""
     every = call.forest.sessions(include_hidden=p.include_hidden, order=p.order)
     page = every[p.offset : p.offset + p.limit]
     end = p.offset + len(page)
