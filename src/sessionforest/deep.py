@@ -636,7 +636,8 @@ class Prestarts:
             if not kept:  # replaced or dropped while it was being prepared
                 release(ready)
 
-        slot = _Slot(made, threading.Thread(target=work, name="deep-prestart", daemon=True))
+        thread = threading.Thread(target=work, name="deep-prestart", daemon=True)
+        slot = _Slot(made, thread)
         with self._lock:
             gone = [
                 self._by_client.pop(key)
@@ -647,8 +648,7 @@ class Prestarts:
             self.started += 1
         for other in gone:
             release(other.ready)
-        assert slot.thread is not None
-        slot.thread.start()
+        thread.start()
 
     def take(self, client_id: str, query: str, limit: int, harness: str | None) -> Prepared | None:
         """The client's prepared search for this query (waiting for it to finish), once."""

@@ -235,8 +235,8 @@ def _written(text: str, year: str | None, now: datetime) -> tuple[datetime, str 
 
 
 def _between(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
-    """ "between august 11 and august 15 2023": both days whole; a year on the
-    second date alone dates the first too."""
+    """A range such as "between august 11 and august 15 2023": both days whole;
+    a year on the second date alone dates the first too."""
     last, year = _written(m[2], None, now)
     first, _ = _written(m[1], year, now)
     if first > last:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionforest import Forest
-from sessionforest.search.gate import RULE, GateRule, LeadMeasure, judge
+from sessionforest.search.gate import RULE, Counted, GateRule, LeadMeasure, judge
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
 
@@ -161,6 +161,25 @@ def test_the_literal_fused_rule_leads_by_one_and_a_half() -> None:
         == GateReason.SINGLE_MATCH
     )
     assert judge(choice, one_match, None, rule=fused)[1] == GateReason.ONLY_HIT
+
+
+def test_one_word_never_singles_out_a_chat_when_matched_words_are_counted() -> None:
+    # Two chats about different people called John: the top one mentions him
+    # twelve times and leads on evidence, but one word is all either matched.
+    john = _choice("john")
+    top = ChatHit("s", "t", 0.068, "active", "", "", "", "", ("john",), 12, True, 2.0)
+    other = ChatHit("n", "t", 0.067, "active", "", "", "", "", ("john",), 7, True, 0.9)
+    by_entries = GateRule(counted=Counted.ENTRIES)
+    assert judge(john, top, other, rule=by_entries)[:2] == (True, GateReason.CLEAR_LEAD)
+    by_words = GateRule(counted=Counted.WORDS)
+    assert by_words == RULE
+    assert judge(john, top, other, rule=by_words)[:2] == (False, GateReason.SINGLE_MATCH)
+    # Two matched words and the same lead: sure under both ways of counting.
+    two = _choice("john", "hiking")
+    top2 = ChatHit("s", "t", 0.068, "active", "", "", "", "", ("john", "hiking"), 12, True, 2.0)
+    assert judge(two, top2, other, rule=by_words)[:2] == (True, GateReason.CLEAR_LEAD)
+    # Being the only chat that matched still needs no second word.
+    assert judge(john, top, None, rule=by_words)[:2] == (True, GateReason.ONLY_HIT)
 
 
 def test_result_json_carries_the_verdict(forest: Forest, make_chat: Any) -> None:
