@@ -518,15 +518,20 @@ class Forest(TreeFacade):
         keeping vectors, `FOREST_SEMANTIC` not `off`)."""
         return self._semantic is not None
 
-    def index_semantic(self, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
-        """Compute every missing entry vector of the semantic leg (the backfill of an
-        existing store); returns (entries embedded, chats still waiting). Refused
-        without the leg (InvalidArgument names what is missing)."""
+    def index_semantic(
+        self, progress: Callable[[int], None] | None = None, *, limit: int | None = None
+    ) -> tuple[int, int]:
+        """Compute the missing entry vectors of the semantic leg (all of them, the
+        backfill of an existing store, or at most `limit`); returns (entries
+        embedded, chats still waiting). Refused without the leg (InvalidArgument
+        names what is missing)."""
         leg = self._semantic
         if leg is None:
             raise InvalidArgument("semantic", SEMANTIC_MISSING)
+        if limit is not None:
+            check_limit(limit)
         self._indexed()
-        return leg.catch_up(progress=progress), leg.waiting()
+        return leg.catch_up(limit=limit, progress=progress), leg.waiting()
 
     def _indexed(self) -> None:
         """Let the full-text index catch up with the appends (opening a search does,

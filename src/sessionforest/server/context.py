@@ -31,6 +31,10 @@ T = TypeVar("T")
 # How often other processes' commits are looked for: the UI's "within a second".
 WATCH_SECONDS = 0.25
 READERS = 4  # reader threads; more would only queue on the GIL on a small machine
+# The semantic leg's vectors (the [semantic] extra) are computed behind the
+# appends by one background thread, this many entries per step, so a stop
+# never waits for more than one batch.
+VECTOR_STEP = 256
 
 
 class Client:
@@ -119,14 +123,45 @@ class Server:
         self._ours_lock = threading.RLock()
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
+        # The semantic leg's catch-up (only with the leg): woken by every commit,
+        # this server's or another process's, and once at start for a backlog.
+        self._vectors_due = threading.Event()
+        self._vectorizer: threading.Thread | None = None
 
     def watch(self, every: float = WATCH_SECONDS) -> None:
-        """Start publishing other processes' commits (needs `loop`); idempotent."""
+        """Start publishing other processes' commits (needs `loop`) and, with the
+        semantic leg, computing new entries' vectors behind the appends; idempotent."""
         if self._watcher is None:
             self._watcher = threading.Thread(
                 target=self._watch, args=(every,), name="forest-watch", daemon=True
             )
             self._watcher.start()
+        if self._vectorizer is None and self.forest.semantic and self.forest.readonly_why is None:
+            self._vectors_due.set()  # a backlog from before this server started
+            self._vectorizer = threading.Thread(
+                target=self._vectorize, name="forest-vectors", daemon=True
+            )
+            self._vectorizer.start()
+
+    def _vectorize(self) -> None:
+        """Embed pending entries, VECTOR_STEP at a time, whenever a commit wakes it.
+
+        Embedding runs outside any transaction and each step stores its vectors
+        in one short write, so appends and searches go on meanwhile; a search
+        still embeds a handful of pending entries itself (search/semantic.py),
+        so what was appended a moment ago is found either way."""
+        while True:
+            self._vectors_due.wait()
+            if self._stop.is_set():
+                return
+            self._vectors_due.clear()
+            try:
+                while not self._stop.is_set():
+                    done, _ = self.forest.index_semantic(limit=VECTOR_STEP)
+                    if done < VECTOR_STEP:
+                        break
+            except ForestError:
+                continue  # busy or briefly unreadable: the next commit wakes it again
 
     def _remember(self, changes: list[Change]) -> None:
         with self._ours_lock:
@@ -155,8 +190,10 @@ class Server:
                 if before is not None and before[0] == head and before[2] != status:
                     kind = "status"
                 changes.append(Change(sid, kind, head, status, None))
-            if changes and self.loop is not None:
-                self.loop.call_soon_threadsafe(self.hub.publish, changes)
+            if changes:
+                self._vectors_due.set()
+                if self.loop is not None:
+                    self.loop.call_soon_threadsafe(self.hub.publish, changes)
 
     def _poll(self) -> list[tuple[str, str | None, str, str]]:
         try:
@@ -211,6 +248,7 @@ class Server:
                 loop.call_soon_threadsafe(_settle, future, outcome)
             if changes:
                 self._remember(changes)
+                self._vectors_due.set()
                 loop.call_soon_threadsafe(self.hub.publish, changes)
 
     def _commit(self, fn: Callable[[Call], T], call: Call, loop: asyncio.AbstractEventLoop) -> T:
@@ -223,6 +261,7 @@ class Server:
                 # import) still reports what it committed.
                 if call.changes:
                     self._remember(list(call.changes))
+                    self._vectors_due.set()
                     loop.call_soon_threadsafe(self.hub.publish, list(call.changes))
 
     def status_of(self, session_id: str) -> str:
@@ -251,8 +290,11 @@ class Server:
     def close(self) -> None:
         """Let running writes finish (each is one transaction), then close the store."""
         self._stop.set()
+        self._vectors_due.set()
         if self._watcher is not None:
             self._watcher.join()
+        if self._vectorizer is not None:
+            self._vectorizer.join()
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.forest.close()
