@@ -13,7 +13,9 @@ wrong on both corpora that is confident most often (Bridge first, then
 LoCoMo; ties keep the earlier variant in grid order). Nothing here knows the
 queries: the grid is over principled rules (how the lead is measured under
 reciprocal-rank fusion, its threshold, whether dropped common words count,
-what an only hit needs, how many matches).
+what an only hit needs, whether nothing the filters left out may outweigh a
+filtered-down only hit, how many matches, whether recency may lead where the
+words tie, whether a word known only as a prefix counts as known).
 
 Re-runnable after a ranking change: it prints the whole grid and says whether
 `search.gate.RULE` is still the choice. Also the `gate` workload of
@@ -23,6 +25,7 @@ benchmarks/run.py (the table goes to docs/benchmarks.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import sys
 import time
@@ -43,6 +46,7 @@ from sessionforest.search.gate import (
     GateRule,
     LeadMeasure,
     OnlyHit,
+    Prefixes,
 )
 
 NAME = "gate"
@@ -56,6 +60,7 @@ class Judged:
     top: str | None
     gold: frozenset[str]
     facts: GateInput
+    query: str = ""
 
     def verdict(self, rule: GateRule) -> tuple[bool, bool]:
         """(confident, confident and wrong) under `rule`."""
@@ -89,16 +94,48 @@ def score(judged: Sequence[Judged], rule: GateRule) -> Score:
     return Score(len(judged), sum(c for c, _ in verdicts), sum(w for _, w in verdicts))
 
 
+# The values each dimension of `GateRule` takes in the grid.
+VALUES: dict[str, tuple[object, ...]] = {
+    "measure": tuple(LeadMeasure),
+    "lead": (1.25, 1.5, 2.0, 3.0),
+    "min_matches": (2, 1),
+    "common_words": tuple(CommonWords),
+    "only_hit": tuple(OnlyHit),
+    "about": (False, True),
+    "counted": tuple(Counted),
+    # Strictest first, so a tie keeps the stricter factor.
+    "recency": (0.0, 8.0, 4.0, 2.0, 1.5),
+    "prefixes": tuple(Prefixes),
+}
+FIELDS = tuple(VALUES)
+
+
 def grid() -> list[GateRule]:
-    """The variants, the spec's literal rule first."""
+    """The variants, the spec's literal rule first: every combination of the
+    lead, match, common-word, only-hit and digest dimensions, then every
+    combination of the lead measure and threshold, only-hit, digest, recency
+    and prefix dimensions (the others at the spec's values: two matched words,
+    every typed word counts). `calibrate` adds the one-parameter changes of
+    its choice that neither product holds."""
     rules = [GateRule(LeadMeasure.FUSED, 1.5, 2, CommonWords.ALL, OnlyHit.WHOLE, False)]
-    for measure, lead, matches, common, only, about, counted in itertools.product(
-        LeadMeasure, (1.25, 1.5, 2.0, 3.0), (2, 1), CommonWords, OnlyHit, (False, True), Counted
-    ):
-        rule = GateRule(measure, lead, matches, common, only, about, counted)
-        if rule not in rules:
-            rules.append(rule)
-    return rules
+    first = ("measure", "lead", "min_matches", "common_words", "only_hit", "about", "counted")
+    for values in itertools.product(*(VALUES[f] for f in first)):
+        rules.append(GateRule(**dict(zip(first, values, strict=True))))  # type: ignore[arg-type]
+    second = ("measure", "lead", "only_hit", "about", "recency", "prefixes")
+    for values in itertools.product(*(VALUES[f] for f in second)):
+        fixed = dict(zip(second, values, strict=True))
+        rules.append(GateRule(counted=Counted.WORDS, **fixed))  # type: ignore[arg-type]
+    return list(dict.fromkeys(rules))
+
+
+def changes(rule: GateRule) -> list[GateRule]:
+    """Every rule one grid value away from `rule`."""
+    out = []
+    for f in FIELDS:
+        for value in VALUES[f]:
+            if getattr(rule, f) != value:
+                out.append(dataclasses.replace(rule, **{f: value}))
+    return out
 
 
 def judge(
@@ -110,7 +147,7 @@ def judge(
         result = forest.search_chats(query, now=now)
         assert result.gate is not None
         top = result.hits[0].session_id if result.hits else None
-        out.append(Judged(top, gold, result.gate))
+        out.append(Judged(top, gold, result.gate, query))
     return out
 
 
@@ -160,10 +197,29 @@ class Calibration:
         raise KeyError(rule)
 
 
-def calibrate(bridge: Sequence[Judged], locomo: Sequence[Judged]) -> Calibration:
-    rows = [(rule, score(bridge, rule), score(locomo, rule)) for rule in grid()]
+def _best(
+    rows: Sequence[tuple[GateRule, Score, Score]],
+) -> tuple[GateRule, Score, Score] | None:
     safe = [row for row in rows if row[1].wrong == 0 and row[2].wrong == 0]
-    best = max(safe, key=lambda row: (row[1].confident, row[2].confident), default=None)
+    return max(safe, key=lambda row: (row[1].confident, row[2].confident), default=None)
+
+
+def calibrate(bridge: Sequence[Judged], locomo: Sequence[Judged]) -> Calibration:
+    """Score the grid and choose; then score the choice's one-parameter changes
+    the grid lacks, choosing again, until no change is a better safe rule."""
+    rows = [(rule, score(bridge, rule), score(locomo, rule)) for rule in grid()]
+    seen = {row[0] for row in rows}
+    best = _best(rows)
+    while best is not None:
+        new = [r for r in changes(best[0]) if r not in seen]
+        if not new:
+            break
+        seen.update(new)
+        rows += [(rule, score(bridge, rule), score(locomo, rule)) for rule in new]
+        again = _best(rows)
+        if again is None or again[0] == best[0]:
+            break
+        best = again
     return Calibration(rows, best[0] if best else None)
 
 
@@ -209,18 +265,7 @@ def neighbours(cal: Calibration) -> list[GateRule]:
     c = cal.chosen
     picked.append(c)
     for rule, _, _ in cal.rows:
-        changed = sum(
-            getattr(rule, f) != getattr(c, f)
-            for f in (
-                "measure",
-                "lead",
-                "min_matches",
-                "common_words",
-                "only_hit",
-                "about",
-                "counted",
-            )
-        )
+        changed = sum(getattr(rule, f) != getattr(c, f) for f in FIELDS)
         if changed == 1:
             picked.append(rule)
     for measure in LeadMeasure:
@@ -232,6 +277,22 @@ def neighbours(cal: Calibration) -> list[GateRule]:
         if safe:
             picked.append(max(safe, key=lambda row: (row[1].confident, row[2].confident))[0])
     return list(dict.fromkeys(picked))
+
+
+def declined(judged: Sequence[Judged], rule: GateRule, classes: dict[str, str]) -> list[str]:
+    """Each query `rule` is not confident on: why, and whether the top chat was right."""
+    lines = [
+        "| query | class | why the gate declined | top chat right |",
+        "|---|---|---|---|",
+    ]
+    for j in judged:
+        confident, reason, detail = j.facts.judge(rule)
+        if not confident:
+            right = "yes" if j.top in j.gold else "no" if j.top else "none found"
+            lines.append(
+                f"| {j.query} | {classes.get(j.query, '')} | {reason}: {detail} | {right} |"
+            )
+    return lines
 
 
 def run(quick: bool) -> Section:
@@ -285,6 +346,10 @@ def run(quick: bool) -> Section:
             "without a model costs in confident-but-wrong LoCoMo answers.",
             "",
             *frontier(cal),
+            "",
+            "The Bridge queries `search.gate.RULE` leaves to a model, and why.",
+            "",
+            *declined(bridge, RULE, {q.query: q.klass for q in search_data.load_bridge().queries}),
         ]
     )
     notes = [
@@ -296,6 +361,16 @@ def run(quick: bool) -> Section:
         "chats' whole-chat evidence (the BM25F of their matching entries plus their best "
         "passage, each scaled to the best chat); `coverage` counts a next chat that "
         "misses a searched word as led outright and otherwise compares evidence.",
+        "Only hit: `whole` needs one entry (or the digest) holding every searched word; "
+        "`covered` lets its entries hold them together; `best` also lets them, unless a "
+        "chat the filters (time window, harness) left out holds more whole-chat evidence. "
+        "Recency `Nx`: where the words lead by less than the threshold, the top chat "
+        "still leads when every chat it does not lead on the words holds no more evidence "
+        "and has been idle N times as long (idle times count at least a day); ties in the "
+        "grid keep the stricter factor. Prefixes known: a word the index knows only as "
+        "the start of longer words counts as known.",
+        f"The grid is two products ({len(grid())} rules, see `grid()`) plus the chosen "
+        "rule's one-parameter changes neither holds.",
     ]
     return Section(NAME, "Gate calibration (coverage and precision)", summary, rows, notes)
 

@@ -293,3 +293,47 @@ def test_chats_the_leg_alone_brings_are_no_rivals_for_the_gate(
     assert fused.gate is not None and fused.gate.runner_up is not None
     assert fused.gate.runner_up.session_id == "b"  # the words' runner-up, not "c"
     assert not fused.confident and fused.reason == plain.reason
+
+
+def test_a_recency_lead_comes_from_the_words_never_from_the_leg(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Twins equal on the words, the older idle far longer: the words' gate is
+    # sure of the newer by recency. A semantic list agreeing changes nothing; one
+    # ranking the older twin first makes the search unsure, never sure of it.
+    from sessionforest.search import retrieve
+
+    path = tmp_path / "s.db"
+    with Forest.open(path, clock=lambda: NOW) as forest:
+        for sid, days in (("new", 3), ("old", 40)):
+            at = NOW - timedelta(days=days)
+            forest.create_session(
+                "Kanji flashcards", "codex", session_id=sid, created_at=at.isoformat()
+            )
+            forest.append(
+                sid,
+                "user.message",
+                text("build a kanji flashcards deck"),
+                created_at=(at + timedelta(minutes=1)).isoformat(),
+                stamp=None,
+            )
+        with forest._backend.search() as index:
+            keys = {row.session_id: row.key for row in index.all_chats()}
+            plain = find.search_chats(index, "kanji flashcards", NOW)
+            monkeypatch.setattr(retrieve, "SEMANTIC_WEIGHT_AND", 50.0)
+            monkeypatch.setattr(retrieve, "SEMANTIC_WEIGHT_OR", 50.0)
+            agreeing = find.search_chats(
+                index, "kanji flashcards", NOW, semantic=lambda _: [keys["new"], keys["old"]]
+            )
+            against = find.search_chats(
+                index, "kanji flashcards", NOW, semantic=lambda _: [keys["old"], keys["new"]]
+            )
+    assert plain.top is not None and plain.top.session_id == "new"
+    assert plain.confident and "recency" in plain.detail
+    assert (agreeing.confident, agreeing.reason, agreeing.detail) == (
+        plain.confident,
+        plain.reason,
+        plain.detail,
+    )
+    assert against.top is not None and against.top.session_id == "old"
+    assert not against.confident and str(against.reason) == "contested-lead"

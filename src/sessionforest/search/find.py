@@ -91,10 +91,11 @@ def _find(
     choice = choose_terms(vocab, parsed.phrases, parsed.words)
     mode = "none"
     outside: list[Candidate] = []
+    best_evidence = 0.0
     meaning = " ".join((*parsed.phrases, *parsed.words))
     closest = semantic(meaning) if semantic is not None and meaning else ()
     if choice.kept:
-        chats, mode = retrieve(
+        chats, mode, best_evidence = retrieve(
             index,
             choice.kept,
             filters,
@@ -107,7 +108,7 @@ def _find(
             # The words may date the events talked about, not the chat
             # ("what did she attend recently?"): retry once without the window.
             anytime = Filters(None, filters.harnesses, excluded)
-            outside, _ = retrieve(
+            outside, _, _ = retrieve(
                 index,
                 choice.kept,
                 anytime,
@@ -148,6 +149,8 @@ def _find(
         outside_window=parsed.window.phrase if outside and parsed.window else None,
         rivals=tuple(judged[2:]),
         top_about=top is not None and len(judged) > 1 and _about(index, top, choice.kept),
+        best_evidence=best_evidence,
+        now=now,
     )
     confident, reason, detail = facts.judge(rule)
     if confident and top is not None and top is not chats[0]:

@@ -6,8 +6,14 @@ dropped from the search), and it leads the next chat by `GateRule.lead` with
 at least two matches (counted as matched words under `RULE`: one word alone
 never singles out a chat among others; and no other shown chat's entries hold
 more of the words), or is the only chat that matched (under `only_hit="whole"` one of
-its entries, or its digest, must hold every searched word). Never when the
-time window had to be dropped. Anything else says which condition failed.
+its entries, or its digest, must hold every searched word; under "best", the
+one `RULE` uses, its entries may hold them together when no chat the filters
+left out, a time window or a harness, holds more whole-chat evidence). Where
+the words tie (a lead short of 1.5x), recency may lead instead under
+`GateRule.recency`: every chat about as strong on the words holds no more
+evidence and has been idle at least that many times as long (an earlier
+attempt at the same topic). Never when the time window had to be
+dropped. Anything else says which condition failed.
 
 How the lead is measured is a parameter (`LeadMeasure`), because a
 reciprocal-rank-fused score compresses leads: rank 1 over rank 2 of one list
@@ -20,9 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from ..ids import parse_iso
 from .results import ChatHit, GateReason
 from .terms import TermChoice
 
@@ -59,6 +67,17 @@ class OnlyHit(StrEnum):
 
     WHOLE = "whole"  # one entry (or the digest) must hold every searched word
     COVERED = "covered"  # its entries together must hold every searched word
+    # Its entries together hold every searched word and no chat at all, the
+    # filters (time window, harness) aside, holds more whole-chat evidence:
+    # the filters left one chat, and nothing they left out outweighs it.
+    BEST = "best"
+
+
+class Prefixes(StrEnum):
+    """Whether a word the index knows only as the start of longer words is known."""
+
+    UNSURE = "unsure"  # never confident with such a word
+    KNOWN = "known"  # it counts as known (an inflection the prefix retry resolves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,20 +93,31 @@ class GateRule:
     # opening exchange, latest summary) holds every searched word.
     about: bool = True
     counted: Counted = Counted.ENTRIES
+    # When the words do not single the top chat out (a lead short of `lead`),
+    # recency may: every shown chat it does not lead on the words holds no more
+    # evidence and has been idle at least `recency` times as long (0: never;
+    # idle times count at least a day).
+    recency: float = 0.0
+    prefixes: Prefixes = Prefixes.UNSURE
 
     @property
     def name(self) -> str:
         counted = "matches" if self.counted is Counted.ENTRIES else "matched words"
-        return (
+        text = (
             f"{self.measure} lead {self.lead}x, {self.min_matches}+ {counted}, "
             f"common words: {self.common_words}, only hit: {self.only_hit}, "
             f"lead needs the digest: {'yes' if self.about else 'no'}"
         )
+        if self.recency:
+            text += f", else recency {self.recency:g}x"
+        if self.prefixes is Prefixes.KNOWN:
+            text += ", prefixes known"
+        return text
 
 
 # The operating point: the calibration's choice (zero confident-but-wrong on
 # Bridge and LoCoMo, the most confident among those).
-RULE: Final = GateRule(counted=Counted.WORDS)
+RULE: Final = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.BEST, recency=2.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +132,9 @@ class GateInput:
     outside_window: str | None = None
     rivals: tuple[ChatHit, ...] = ()  # the chats shown after the runner-up
     top_about: bool = True  # the top chat's digest holds every searched word
+    # The most whole-chat evidence any chat holds, the filters aside (0: unknown).
+    best_evidence: float = 0.0
+    now: datetime | None = None  # what idle times are measured from (None: no recency)
 
     def judge(self, rule: GateRule = RULE) -> tuple[bool, GateReason, str]:
         return judge(
@@ -113,6 +146,8 @@ class GateInput:
             outside_window=self.outside_window,
             rivals=self.rivals,
             top_about=self.top_about,
+            best_evidence=self.best_evidence,
+            now=self.now,
             rule=rule,
         )
 
@@ -135,6 +170,44 @@ def _lead(rule: GateRule, terms: Sequence[str], top: ChatHit, runner_up: ChatHit
     return _ratio(top.evidence, runner_up.evidence)
 
 
+DAY: Final = 86_400.0
+
+
+def _idle_days(hit: ChatHit, now: datetime) -> float | None:
+    """Days since the chat's latest activity, at least one (None: unreadable)."""
+    try:
+        last = parse_iso(hit.updated_at)
+    except ValueError:
+        return None
+    return max((now - last).total_seconds() / DAY, 1.0)
+
+
+def _newer(
+    rule: GateRule,
+    terms: Sequence[str],
+    top: ChatHit,
+    others: Sequence[ChatHit],
+    now: datetime | None,
+) -> bool:
+    """Whether recency leads where the words do not: every chat of `others` the
+    top chat (which matched every word) does not lead by `rule.lead` on the
+    words holds no more evidence and has been idle `rule.recency` times as long."""
+    if not rule.recency or now is None:
+        return False
+    top_idle = _idle_days(top, now)
+    if top_idle is None:
+        return False
+    for other in others:
+        if _lead(rule, terms, top, other) >= rule.lead:
+            continue
+        if other.evidence > top.evidence:
+            return False
+        idle = _idle_days(other, now)
+        if idle is None or idle < rule.recency * top_idle:
+            return False
+    return True
+
+
 def judge(
     choice: TermChoice,
     top: ChatHit | None,
@@ -145,6 +218,8 @@ def judge(
     outside_window: str | None = None,
     rivals: Sequence[ChatHit] = (),
     top_about: bool = True,
+    best_evidence: float = 0.0,
+    now: datetime | None = None,
     rule: GateRule = RULE,
 ) -> tuple[bool, GateReason, str]:
     """(confident, reason, sentence) from the two best chats of the full ranking.
@@ -160,6 +235,9 @@ def judge(
     whole-chat evidence than the top chat either.
     `top_about`: whether the top chat's digest holds every searched word
     (a lead needs it under `rule.about`).
+    `best_evidence`: the most whole-chat evidence any chat holds, the filters
+    aside (an only hit needs as much under `OnlyHit.BEST`).
+    `now`: what idle times are measured from (a recency lead needs it).
     """
     terms = [t.label for t in choice.kept]
     if outside_window is not None and (terms or choice.unknown):
@@ -178,7 +256,7 @@ def judge(
         )
     if top is None:
         return False, GateReason.NO_HITS, "no chat matched"
-    if choice.prefixed:
+    if choice.prefixed and rule.prefixes is Prefixes.UNSURE:
         return (
             False,
             GateReason.PREFIX_TERMS,
@@ -201,6 +279,17 @@ def judge(
                 "the only chat that matches, but no entry of it holds every word "
                 "(found after relaxing AND to OR)",
             )
+        if (
+            not only_hit_holds
+            and rule.only_hit is OnlyHit.BEST
+            and (best_evidence <= 0 or top.evidence < best_evidence)
+        ):
+            return (
+                False,
+                GateReason.ONLY_HIT_RELAXED,
+                "the only chat that matches, but no entry of it holds every word "
+                "and a chat the filters left out holds more of them",
+            )
         return True, GateReason.ONLY_HIT, "the only chat that matches"
     if rule.counted is Counted.WORDS and len(top.matched_terms) < rule.min_matches:
         return False, GateReason.SINGLE_MATCH, "one word cannot single out a chat among others"
@@ -208,7 +297,10 @@ def judge(
         return False, GateReason.SINGLE_MATCH, "the top chat matched only once"
     lead = _lead(rule, terms, top, runner_up)
     shown = "every word the next chat misses" if lead == float("inf") else f"{lead:.2f}x"
-    if lead < rule.lead:
+    newer = lead < rule.lead and _newer(rule, terms, top, (runner_up, *rivals), now)
+    if newer:
+        shown = f"recency (the chats as strong on the words are {rule.recency:g}x as old)"
+    if lead < rule.lead and not newer:
         return (
             False,
             GateReason.NARROW_LEAD,
@@ -234,6 +326,8 @@ def judge(
     detail = (
         "the top chat matches every word and the next chat misses some"
         if lead == float("inf")
+        else f"the words do not single out the top chat, but it leads by {shown}"
+        if newer
         else f"the top chat matches every word and leads the next by {shown} "
         f"({rule.measure} scores)"
     )

@@ -437,8 +437,10 @@ def retrieve(
     shown: int = PROBED_CHATS,
     extra: Sequence[Term] = (),
     semantic: Sequence[ChatKey] = (),
-) -> tuple[list[Candidate], str]:
-    """Every matching chat, best first, and the mode ("and" or "or") that found them.
+) -> tuple[list[Candidate], str, float]:
+    """Every matching chat, best first, the mode ("and" or "or") that found them,
+    and the most whole-chat evidence any chat holds, the filters aside (what
+    the gate weighs a filtered-down only hit against).
 
     After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
     terms they match; that decides the bonus for covering every term.
@@ -464,7 +466,7 @@ def retrieve(
         if len(terms) > 1 and len(chat.covered) == len(terms):
             chat.score += COVER_BONUS
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
-    return ranked, mode
+    return ranked, mode, max(proof.scores.values(), default=0.0)
 
 
 def near(

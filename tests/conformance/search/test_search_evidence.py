@@ -10,7 +10,7 @@ import pytest
 
 from sessionforest import Forest
 from sessionforest.search import retrieve
-from sessionforest.search.gate import GateRule, LeadMeasure, judge
+from sessionforest.search.gate import Counted, GateRule, LeadMeasure, OnlyHit, judge
 from sessionforest.search.query import parse_query, split_words
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
@@ -116,14 +116,46 @@ def test_a_window_with_hits_is_not_retried(forest: Forest, make_chat: Any) -> No
 # --- the gate --------------------------------------------------------------------
 
 
-def test_an_only_hit_found_by_relaxing_to_or_is_not_confident(
+def test_an_only_hit_found_by_relaxing_to_or_is_confident_when_nothing_holds_more(
     forest: Forest, make_chat: Any
 ) -> None:
-    make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
+    # No single entry holds both words; its entries hold them between them.
+    sid = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
     result = forest.search_chats("kayak lighthouse", now=NOW)
-    assert result.mode == "or" and len(result.hits) == 1
+    assert result.mode == "or" and found(result) == [sid]
     assert set(result.hits[0].matched_terms) == {"kayak", "lighthouse"}
+    # The calibrated rule (only hit "best"): no chat anywhere holds more of the words.
+    assert (result.confident, result.reason) == (True, GateReason.ONLY_HIT)
+    # Under only hit "whole" one entry would have to hold every word.
+    assert result.gate is not None
+    whole = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.WHOLE)
+    assert result.gate.judge(whole)[:2] == (False, GateReason.ONLY_HIT_RELAXED)
+
+
+def test_a_filtered_down_only_hit_is_unsure_when_a_chat_left_out_holds_more(
+    forest: Forest, make_chat: Any
+) -> None:
+    # The window leaves one chat, its words spread out; an older chat holds
+    # them together and more often.
+    sid = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
+    make_chat("B", [*FILLER, "the kayak by the lighthouse", "kayak", "lighthouse"], age_days=90)
+    result = forest.search_chats("kayak lighthouse this week", now=NOW)
+    assert result.mode == "or" and found(result) == [sid]
     assert (result.confident, result.reason) == (False, GateReason.ONLY_HIT_RELAXED)
+    assert "left out" in result.detail
+    assert result.gate is not None
+    covered = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.COVERED)
+    assert result.gate.judge(covered)[:2] == (True, GateReason.ONLY_HIT)
+
+
+def test_a_filtered_down_only_hit_is_confident_when_nothing_left_out_holds_more(
+    forest: Forest, make_chat: Any
+) -> None:
+    sid = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
+    make_chat("B", [*FILLER, "a kayak"], age_days=90)
+    result = forest.search_chats("kayak lighthouse this week", now=NOW)
+    assert result.mode == "or" and found(result) == [sid]
+    assert (result.confident, result.reason) == (True, GateReason.ONLY_HIT)
 
 
 def test_an_only_hit_matching_every_word_in_one_entry_stays_confident(

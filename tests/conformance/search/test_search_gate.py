@@ -3,7 +3,8 @@ each way of not being confident says so."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sessionforest import Forest
@@ -81,12 +82,53 @@ def test_each_lead_measure_reads_its_own_scores() -> None:
     assert verdict[:2] == (True, GateReason.CLEAR_LEAD) and "misses" in verdict[2]
 
 
-def test_twins_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
+def test_twins_of_one_age_are_a_narrow_lead(forest: Forest, make_chat: Any) -> None:
     make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
-    make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
+    make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=4)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
     assert f"{RULE.lead}x" in result.detail
+
+
+def test_the_newer_of_twins_leads_by_recency(forest: Forest, make_chat: Any) -> None:
+    # Equal on the words; the older one has been idle over RULE.recency times as long.
+    newer = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
+    make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
+    result = forest.search_chats("kanji flashcards", now=NOW)
+    assert result.top is not None and result.top.session_id == newer
+    assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
+    assert "recency" in result.detail
+    assert result.gate is not None
+    assert result.gate.judge(replace(RULE, recency=0.0))[:2] == (False, GateReason.NARROW_LEAD)
+
+
+def _dated(sid: str, terms: tuple[str, ...], evidence: float, days: float) -> ChatHit:
+    at = (NOW - timedelta(days=days)).isoformat()
+    return ChatHit(sid, "t", 0.03, "active", "", "", at, at, terms, 2, True, evidence)
+
+
+def test_a_recency_lead_needs_every_chat_as_strong_on_the_words_to_be_older() -> None:
+    choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
+    rule = replace(RULE, recency=2.0)
+    top = _dated("s", ("a", "b"), 2.0, 1)
+    old = _dated("o", ("a", "b"), 2.0, 30)
+    sure = judge(choice, top, old, now=NOW, rule=rule)
+    assert sure[:2] == (True, GateReason.CLEAR_LEAD) and "recency" in sure[2]
+    # No clock, no recency.
+    assert judge(choice, top, old, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
+    # A rival shown further down, as strong and as new, spoils it.
+    young = _dated("y", ("a", "b"), 2.0, 1.5)
+    spoilt = judge(choice, top, old, rivals=(young,), now=NOW, rule=rule)
+    assert spoilt[:2] == (False, GateReason.NARROW_LEAD)
+    # A rival the words lead by 1.5x does not.
+    weak = _dated("w", ("a",), 1.0, 1.5)
+    assert judge(choice, top, old, rivals=(weak,), now=NOW, rule=rule)[0]
+    # An older chat holding more evidence is never led by recency.
+    stronger = _dated("o", ("a", "b"), 2.2, 30)
+    assert judge(choice, top, stronger, now=NOW, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
+    # Nor is anything when a date cannot be read.
+    undated = ChatHit("s", "t", 0.03, "active", "", "", "", "", ("a", "b"), 2, True, 2.0)
+    assert judge(choice, undated, old, now=NOW, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
 
 
 def test_a_top_chat_with_a_single_match_is_not_enough(forest: Forest, make_chat: Any) -> None:
@@ -172,7 +214,7 @@ def test_one_word_never_singles_out_a_chat_when_matched_words_are_counted() -> N
     by_entries = GateRule(counted=Counted.ENTRIES)
     assert judge(john, top, other, rule=by_entries)[:2] == (True, GateReason.CLEAR_LEAD)
     by_words = GateRule(counted=Counted.WORDS)
-    assert by_words == RULE
+    assert RULE.counted is Counted.WORDS
     assert judge(john, top, other, rule=by_words)[:2] == (False, GateReason.SINGLE_MATCH)
     # Two matched words and the same lead: sure under both ways of counting.
     two = _choice("john", "hiking")
