@@ -98,20 +98,26 @@ def find_card(result: ChatSearch) -> str:
         lines.append(f"  never seen: {', '.join(result.unknown_terms)}")
     if result.excluded_terms:
         lines.append(f"  excluding chats with: {', '.join(result.excluded_terms)}")
-    lines += _chat_lines(result.hits)
+    outside = {hit.session_id for hit in result.outside_window}
+    inside = [hit for hit in result.hits if hit.session_id not in outside]
+    lines += _chat_lines(inside)
     if result.outside_window:
-        # The gate's sentence says these are "listed apart": list them.
+        # The hits from outside the window follow the others, under a line of their own.
         phrase = result.window.phrase if result.window is not None else "the time window"
-        lines.append(f"  no chat matched {phrase}; from any time:")
-        lines += _chat_lines(result.outside_window)
+        lines.append(
+            f"  outside {phrase}, from any time:"
+            if inside
+            else f"  no chat matched {phrase}; from any time:"
+        )
+        lines += _chat_lines(result.outside_window, len(inside) + 1)
     elif not result.hits:
         lines.append("  no chats found")
     return "\n".join(map(escape, lines))
 
 
-def _chat_lines(hits: Sequence[ChatHit]) -> list[str]:
+def _chat_lines(hits: Sequence[ChatHit], first: int = 1) -> list[str]:
     lines = []
-    for n, hit in enumerate(hits, 1):
+    for n, hit in enumerate(hits, first):
         status = "" if hit.status == "active" else f"  [{hit.status}]"
         title = hit.title or "(untitled)"
         lines.append(f"  {n}. {title}{status}  {hit.harness or '-'}  {_when(hit.updated_at)}")

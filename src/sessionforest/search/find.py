@@ -90,53 +90,47 @@ def _find(
     filters = Filters(parsed.window, frozenset(wanted), excluded)
     choice = choose_terms(vocab, parsed.phrases, parsed.words)
     mode = "none"
+    core: list[Candidate] = []  # what the gate judges: the query's own chats
+    chats: list[Candidate] = []  # what is listed: `core`, then any top-up
     outside: list[Candidate] = []
     best_evidence = 0.0
     meaning = " ".join((*parsed.phrases, *parsed.words))
     closest = semantic(meaning) if semantic is not None and meaning else ()
     if choice.kept:
-        chats, mode, best_evidence = retrieve(
-            index,
-            choice.kept,
-            filters,
-            now,
-            shown=limit,
-            extra=choice.extra,
-            semantic=closest,
+        found = retrieve(
+            index, choice.kept, filters, now, shown=limit, extra=choice.extra, semantic=closest
         )
-        if not chats and filters.window is not None:
-            # The words may date the events talked about, not the chat
-            # ("what did she attend recently?"): retry once without the window.
+        core, chats, mode = found.core, found.chats, found.mode
+        best_evidence = found.best_evidence
+        if len(chats) < limit and filters.window is not None:
+            # The words may date the events talked about, not the chat ("what
+            # did she attend recently?"): when the window leaves fewer chats
+            # than asked for, the matches from any time follow them, after
+            # every chat inside it, and are marked (`outside_window`).
             anytime = Filters(None, filters.harnesses, excluded)
-            outside, _, _ = retrieve(
-                index,
-                choice.kept,
-                anytime,
-                now,
-                shown=limit,
-                extra=choice.extra,
-                semantic=closest,
+            inside = {c.key for c in chats}
+            wider = retrieve(
+                index, choice.kept, anytime, now, shown=limit, extra=choice.extra, semantic=closest
             )
+            outside = [c for c in wider.chats if c.key not in inside][: limit - len(chats)]
     elif closest and choice.unknown:
         # No typed word is in the index: only the meaning can find a chat.
-        chats = meaning_only(index, closest, filters, now)
+        core = chats = meaning_only(index, closest, filters, now)
         mode = "semantic"
     elif not choice.unknown and (filters.window or filters.harnesses or parsed.excluded):
-        chats = recent(index, filters)
-    else:
-        chats = []
-    shown = hits(index, chats[: max(limit, 2)], choice.kept)
-    # The gate weighs words only: it judges the chats the words found, in the
-    # order the words alone give them, so the semantic leg adds no evidence, no
-    # rival and no lead; and it is sure only of a top chat both orders agree on.
-    judged_chats, judged = chats, shown
-    if closest and mode in ("and", "or"):
-        judged_chats = lexical_order(chats)
-        made = {h.session_id: h for h in shown}
-        cut = judged_chats[: max(limit, 2)]
-        missing = [c for c in cut if c.session_id not in made]
-        made.update((h.session_id, h) for h in hits(index, missing, choice.kept))
-        judged = [made[c.session_id] for c in cut]
+        core = chats = recent(index, filters)
+    listed = [*chats, *outside]
+    shown = hits(index, listed[: max(limit, 2)], choice.kept)
+    made = {h.session_id: h for h in shown}
+    # The gate weighs words only: it judges the chats the words found (inside
+    # the window, before any top-up), in the order the words alone give them,
+    # so the semantic leg adds no evidence, no rival and no lead; and it is
+    # sure only of a top chat both orders agree on.
+    judged_chats = lexical_order(core) if closest and mode in ("and", "or") else core
+    cut = judged_chats[: max(limit, 2)]
+    missing = [c for c in cut if c.session_id not in made]
+    made.update((h.session_id, h) for h in hits(index, missing, choice.kept))
+    judged = [made[c.session_id] for c in cut]
     top = judged_chats[0] if judged_chats else None
     facts = GateInput(
         choice,
@@ -146,14 +140,14 @@ def _find(
             t.label for t in choice.extra if top and not contains(index, top, t)
         ),
         only_hit_holds=top is not None and (mode != "or" or top.and_match),
-        outside_window=parsed.window.phrase if outside and parsed.window else None,
+        outside_window=parsed.window.phrase if outside and not chats and parsed.window else None,
         rivals=tuple(judged[2:]),
         top_about=top is not None and len(judged) > 1 and _about(index, top, choice.kept),
         best_evidence=best_evidence,
         now=now,
     )
     confident, reason, detail = facts.judge(rule)
-    if confident and top is not None and top is not chats[0]:
+    if confident and top is not None and top is not core[0]:
         confident, reason = False, GateReason.CONTESTED_LEAD
         detail = f"the words pick {top.title!r}, but by meaning another chat ranks first"
     return ChatSearch(
@@ -169,7 +163,7 @@ def _find(
         window=parsed.window,
         harness=tuple(sorted(wanted)),
         mode=mode,
-        outside_window=tuple(hits(index, outside[:limit], choice.kept)),
+        outside_window=tuple(made[c.session_id] for c in outside if c.session_id in made),
         excluded_terms=parsed.excluded,
         gate=facts,
     )

@@ -118,8 +118,10 @@ class ChatSearch:
     window: TimeWindow | None
     harness: tuple[str, ...]
     mode: str  # "and", "or", "none" (no terms: filters only), "semantic" (meaning only)
-    # When the time window left no chat: what matches with the window dropped
-    # (one retry). `hits` stays empty and the gate is never confident.
+    # When the time window left fewer chats than asked for: the matches from
+    # any time that follow them in `hits` (a tail of it, after every chat
+    # inside the window). The gate judges only the chats inside the window,
+    # and is never confident when there are none.
     outside_window: tuple[ChatHit, ...] = ()
     # `-word`s: no chat holding one (in an entry or its digest) is listed.
     excluded_terms: tuple[str, ...] = ()

@@ -1,6 +1,7 @@
 """T1: one list of matching entries and one of chats ranked by whole-chat evidence, fused.
 
-AND first, relaxed to OR below four chats. Chats are fused by reciprocal rank
+AND first, relaxed to OR below four chats; an AND that finds fewer chats than
+asked for is topped up by the OR's other chats, ranked after it. Chats are fused by reciprocal rank
 (weight / (60 + rank): entries 1, digests 2 under AND (after an OR their
 chats join as candidates only), and a list ranking chats by whole-chat
 evidence (`evidence`): a BM25F over how many of their entries match each
@@ -429,35 +430,17 @@ def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
     )
 
 
-def retrieve(
+def _ranked(
     index: SearchIndex,
+    chats: dict[ChatKey, Candidate],
     terms: Sequence[Term],
-    filters: Filters,
+    mode: str,
     now: datetime,
-    shown: int = PROBED_CHATS,
-    extra: Sequence[Term] = (),
-    semantic: Sequence[ChatKey] = (),
-) -> tuple[list[Candidate], str, float]:
-    """Every matching chat, best first, the mode ("and" or "or") that found them,
-    and the most whole-chat evidence any chat holds, the filters aside (what
-    the gate weighs a filtered-down only hit against).
-
-    After an OR, the best `shown` chats (at least PROBED_CHATS) learn which
-    terms they match; that decides the bonus for covering every term.
-    `semantic`: the semantic leg's chats, closest first (empty: no such leg).
-    """
-    proof = evidence(index, terms, extra)
-    chats = _collect(index, terms, True, filters, proof)
-    mode = "and"
-    if len(chats) < MIN_AND_CHATS and len(terms) > 1:
-        found_all = set(chats)
-        chats = _collect(index, terms, False, filters, proof)
-        for num in found_all & set(chats):
-            chats[num].and_match = True
-        mode = "or"
-    if semantic:
-        weight = SEMANTIC_WEIGHT_AND if mode == "and" else SEMANTIC_WEIGHT_OR
-        chats.update(near(index, semantic, filters, chats, weight))
+    shown: int,
+) -> list[Candidate]:
+    """`chats` best first: fused score, then the bonus for covering every term
+    (after an OR, the best `shown` chats, at least PROBED_CHATS, are probed for
+    the terms their entries hold)."""
     ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
     for position, chat in enumerate(ranked):
         chat.score = _base_score(chat, now)
@@ -466,7 +449,68 @@ def retrieve(
         if len(terms) > 1 and len(chat.covered) == len(terms):
             chat.score += COVER_BONUS
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
-    return ranked, mode, max(proof.scores.values(), default=0.0)
+    return ranked
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """T1's chats, best first: the `core` ones the query's mode found (what the
+    gate judges), then, when they are fewer than asked for, the chats the
+    relaxed query adds (`topped_up`), ranked after every core chat."""
+
+    core: list[Candidate]
+    mode: str  # "and" or "or": how the core chats were found
+    topped_up: list[Candidate] = field(default_factory=list)
+    # The most whole-chat evidence any chat holds, the filters aside (what the
+    # gate weighs a filtered-down only hit against).
+    best_evidence: float = 0.0
+
+    @property
+    def chats(self) -> list[Candidate]:
+        return [*self.core, *self.topped_up]
+
+
+def retrieve(
+    index: SearchIndex,
+    terms: Sequence[Term],
+    filters: Filters,
+    now: datetime,
+    shown: int = PROBED_CHATS,
+    extra: Sequence[Term] = (),
+    semantic: Sequence[ChatKey] = (),
+) -> Retrieved:
+    """Every matching chat, best first, the mode ("and" or "or") that found them,
+    and the most whole-chat evidence any chat holds, the filters aside.
+
+    AND first, relaxed to OR below MIN_AND_CHATS chats. When AND finds at
+    least that many but fewer than `shown`, the chats only the OR finds top
+    the list up, ranked among themselves after every AND chat (a short list
+    would otherwise end where a chat holding the words in different entries
+    could follow). After an OR, the best `shown` chats (at least
+    PROBED_CHATS) learn which terms they match; that decides the bonus for
+    covering every term. `semantic`: the semantic leg's chats, closest first
+    (empty: no such leg).
+    """
+    proof = evidence(index, terms, extra)
+    chats = _collect(index, terms, True, filters, proof)
+    mode = "and"
+    wider: dict[ChatKey, Candidate] = {}
+    if len(terms) > 1 and len(chats) < max(shown, MIN_AND_CHATS):
+        found_all = set(chats)
+        wider = _collect(index, terms, False, filters, proof)
+        for num in found_all & set(wider):
+            wider[num].and_match = True
+        if len(chats) < MIN_AND_CHATS:
+            chats, wider, mode = wider, {}, "or"
+        else:
+            wider = {num: chat for num, chat in wider.items() if num not in found_all}
+    if semantic:
+        weight = SEMANTIC_WEIGHT_AND if mode == "and" else SEMANTIC_WEIGHT_OR
+        chats.update(near(index, semantic, filters, {**wider, **chats}, weight))
+    core = _ranked(index, chats, terms, mode, now, shown)
+    room = max(shown - len(core), 0)
+    more = _ranked(index, wider, terms, "or", now, room)[:room] if room and wider else []
+    return Retrieved(core, mode, more, max(proof.scores.values(), default=0.0))
 
 
 def near(

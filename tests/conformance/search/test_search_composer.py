@@ -70,7 +70,8 @@ def test_find_card_lists_chats_found_outside_the_window(forest: Forest, make_cha
     sid = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=40)
     card = handle(forest, None, "/find kanji yesterday", now=NOW)
     assert card is not None and card.chats is not None
-    assert card.chats.hits == () and [h.session_id for h in card.chats.outside_window] == [sid]
+    assert card.chats.hits == card.chats.outside_window
+    assert [h.session_id for h in card.chats.outside_window] == [sid]
     lines = card.text.splitlines()
     assert "listed apart" in lines[0]
     assert lines[1:3] == [
@@ -80,6 +81,20 @@ def test_find_card_lists_chats_found_outside_the_window(forest: Forest, make_cha
     assert lines[3].startswith("  1. Kanji flashcards  codex  2026-08-21 15:00")
     assert lines[4] == f"     {sid}  build a **kanji** deck"
     assert "no chats found" not in card.text
+
+
+def test_find_card_lists_chats_outside_the_window_after_those_inside(
+    forest: Forest, make_chat: Any
+) -> None:
+    old = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=40)
+    new = make_chat("Kanji review", ["review the kanji deck"], age_days=1)
+    card = handle(forest, None, "/find kanji yesterday", now=NOW)
+    assert card is not None and card.chats is not None
+    assert [h.session_id for h in card.chats.hits] == [new, old]
+    lines = card.text.splitlines()
+    assert lines[2].startswith("  1. Kanji review  codex")
+    assert lines[4] == "  outside yesterday, from any time:"
+    assert lines[5].startswith("  2. Kanji flashcards  codex")
 
 
 def test_ordinary_messages_and_empty_commands(forest: Forest, make_chat: Any) -> None:

@@ -23,6 +23,12 @@ def found(result: Any) -> list[str]:
     return [hit.session_id for hit in result.hits]
 
 
+def inside(result: Any) -> list[str]:
+    """The hits inside the query's time window (those before any from outside it)."""
+    outside = {h.session_id for h in result.outside_window}
+    return [h.session_id for h in result.hits if h.session_id not in outside]
+
+
 def _assert_or_ranks(forest: Forest, make_chat: Any, query: str, first_two: list[str]) -> None:
     """With three more chats holding only "glacier" (so AND finds too few and
     relaxes to OR), `query` ranks `first_two` first, on more evidence."""
@@ -98,7 +104,7 @@ def test_an_empty_window_is_retried_once_without_it(forest: Forest, make_chat: A
     sid = make_chat("Workshop", [*FILLER, "Caroline attended a pottery workshop"], age_days=90)
     result = forest.search_chats("what workshop did Caroline attend recently?", now=NOW)
     assert result.window is not None and result.window.phrase == "recently"
-    assert result.hits == ()
+    assert result.hits == result.outside_window
     assert [h.session_id for h in result.outside_window] == [sid]
     assert (result.confident, result.reason) == (False, GateReason.NO_HITS)
     assert "recently" in result.detail and "any time" in result.detail
@@ -106,11 +112,26 @@ def test_an_empty_window_is_retried_once_without_it(forest: Forest, make_chat: A
     assert doc["outside_window"][0]["session_id"] == sid
 
 
-def test_a_window_with_hits_is_not_retried(forest: Forest, make_chat: Any) -> None:
-    make_chat("Old", [*FILLER, "pottery workshop"], age_days=90)
-    recent = make_chat("New", [*FILLER, "pottery workshop"], age_days=2)
+def test_a_short_window_list_is_topped_up_from_any_time_after_it(
+    forest: Forest, make_chat: Any
+) -> None:
+    old = make_chat("Old", [*FILLER, "pottery workshop"], age_days=90)
+    recent = make_chat("New", [*FILLER, "pottery workshop", "pottery"], age_days=2)
+    newer = make_chat("Newer", [*FILLER, "pottery workshop"], age_days=1)
+    # The chat outside the window ranks after every chat inside it, and is marked.
     result = forest.search_chats("pottery workshop recently", now=NOW)
-    assert found(result) == [recent] and result.outside_window == ()
+    assert found(result)[:2] in ([recent, newer], [newer, recent])
+    assert found(result)[2:] == [old]
+    assert [h.session_id for h in result.outside_window] == [old]
+    # The gate judges the chats inside the window only: the same as without the top-up.
+    gate = result.gate
+    assert gate is not None and gate.top is not None and gate.runner_up is not None
+    assert {gate.top.session_id, gate.runner_up.session_id} == {recent, newer}
+    assert gate.rivals == ()
+    # A window holding as many chats as asked for is not topped up.
+    result = forest.search_chats("pottery workshop recently", now=NOW, limit=2)
+    assert len(found(result)) == 2 and old not in found(result)
+    assert result.outside_window == ()
 
 
 # --- the gate --------------------------------------------------------------------
@@ -140,7 +161,7 @@ def test_a_filtered_down_only_hit_is_unsure_when_a_chat_left_out_holds_more(
     sid = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
     make_chat("B", [*FILLER, "the kayak by the lighthouse", "kayak", "lighthouse"], age_days=90)
     result = forest.search_chats("kayak lighthouse this week", now=NOW)
-    assert result.mode == "or" and found(result) == [sid]
+    assert result.mode == "or" and inside(result) == [sid]  # the other chat follows it
     assert (result.confident, result.reason) == (False, GateReason.ONLY_HIT_RELAXED)
     assert "left out" in result.detail
     assert result.gate is not None
@@ -154,7 +175,7 @@ def test_a_filtered_down_only_hit_is_confident_when_nothing_left_out_holds_more(
     sid = make_chat("A", [*FILLER, "we rented a kayak", "ok", "then saw the lighthouse"])
     make_chat("B", [*FILLER, "a kayak"], age_days=90)
     result = forest.search_chats("kayak lighthouse this week", now=NOW)
-    assert result.mode == "or" and found(result) == [sid]
+    assert result.mode == "or" and inside(result) == [sid]  # the other chat follows it
     assert (result.confident, result.reason) == (True, GateReason.ONLY_HIT)
 
 

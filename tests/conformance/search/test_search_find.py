@@ -19,6 +19,12 @@ def found(result: Any) -> list[str]:
     return [h.session_id for h in result.hits]
 
 
+def inside(result: Any) -> list[str]:
+    """The hits inside the query's time window (those before any from outside it)."""
+    outside = {h.session_id for h in result.outside_window}
+    return [h.session_id for h in result.hits if h.session_id not in outside]
+
+
 def test_results_are_chats_with_title_status_harness_and_times(
     forest: Forest, make_chat: Any
 ) -> None:
@@ -78,7 +84,10 @@ def test_and_first_then_or_below_four_chats(forest: Forest, make_chat: Any) -> N
     only = make_chat("alpha only", ["alpha alone"])
     result = forest.search_chats("alpha beta", now=NOW)
     assert result.mode == "and"
-    assert set(found(result)) == set(both)
+    assert set(found(result)[:4]) == set(both)
+    # Fewer AND chats than asked for: the OR's other chats follow every AND chat.
+    assert found(result)[4:] == [only]
+    assert set(found(forest.search_chats("alpha beta", now=NOW, limit=4))) == set(both)
     # Three chats with both words are too few: OR also brings the partial one.
     forest2 = [make_chat(f"d{i}", ["gamma delta together"]) for i in range(3)]
     partial = make_chat("gamma only", ["gamma alone"])
@@ -165,10 +174,14 @@ def test_a_time_window_keeps_only_chats_active_in_it(forest: Forest, make_chat: 
     older = make_chat("Plugins catalog stall (earlier)", ["plugins catalog stalls"], age_days=45)
     assert set(found(forest.search_chats("plugins catalog", now=NOW))) == {recent, older}
     result = forest.search_chats("plugins catalog yesterday", now=NOW)
-    assert found(result) == [recent]
+    assert inside(result) == [recent]
     assert result.window is not None and result.window.phrase == "yesterday"
-    assert found(forest.search_chats("plugins catalog in august", now=NOW)) == [older]
-    assert forest.search_chats("plugins catalog today", now=NOW).hits == ()
+    # Fewer chats than asked for: the others follow, marked as outside the window.
+    assert found(result) == [recent, older]
+    assert [h.session_id for h in result.outside_window] == [older]
+    assert found(forest.search_chats("plugins catalog yesterday", now=NOW, limit=1)) == [recent]
+    assert inside(forest.search_chats("plugins catalog in august", now=NOW)) == [older]
+    assert inside(forest.search_chats("plugins catalog today", now=NOW)) == []
 
 
 def test_a_chat_active_across_the_window_counts(forest: Forest, make_chat: Any) -> None:
@@ -180,9 +193,9 @@ def test_a_chat_active_across_the_window_counts(forest: Forest, make_chat: Any) 
         created_at="2026-09-30T10:00:00.000Z",
         stamp=None,
     )
-    assert found(forest.search_chats("moose today", now=NOW)) == [sid]
-    assert found(forest.search_chats("moose last month", now=NOW)) == [sid]
-    assert forest.search_chats("moose in june", now=NOW).hits == ()
+    assert inside(forest.search_chats("moose today", now=NOW)) == [sid]
+    assert inside(forest.search_chats("moose last month", now=NOW)) == [sid]
+    assert inside(forest.search_chats("moose in june", now=NOW)) == []
 
 
 def test_filters_without_words_list_chats_by_latest_activity(
@@ -267,7 +280,8 @@ def test_exclusions_apply_to_the_window_retry_and_to_filters_alone(
     old = make_chat("Old", ["heron sighting", "by the lake"], age_days=60)
     make_chat("Older", ["heron sighting", "by the sea"], age_days=90)
     result = forest.search_chats("heron yesterday -sea", now=NOW)
-    assert result.hits == () and [h.session_id for h in result.outside_window] == [old]
+    assert result.hits == result.outside_window
+    assert [h.session_id for h in result.outside_window] == [old]
     recent = make_chat("Recent", ["egret"], age_days=1, harness="claude")
     make_chat("Recent sea", ["egret at sea"], age_days=1, harness="claude")
     assert found(forest.search_chats("claude -sea", now=NOW)) == [recent]
