@@ -65,7 +65,9 @@ def store(tmp_path: Path) -> Iterator[tuple[Forest, dict[str, str]]]:
             ],
             3,
         ),
-        "old": _chat(forest, "Kanji flashcards (earlier)", ["build a kanji deck", LONG], 40),
+        # Close in time to "new": two equally matched chats, neither idle twice as
+        # long as the other, so neither the words nor recency settle the search.
+        "old": _chat(forest, "Kanji flashcards (earlier)", ["build a kanji deck", LONG], 4),
         "misc": _chat(forest, "Sourdough starter", ["feed the starter", "checkpoint"], 5),
     }
     yield forest, ids
