@@ -76,6 +76,22 @@ def test_find_as_you_type_highlights_and_enter_opens_a_confident_winner(
     shot(page, "search-light")
 
 
+def test_matches_from_outside_a_time_window_are_listed_under_a_note(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    # The imported chat is months old: "yesterday" (against the server's clock)
+    # leaves no chat, so the match from any time follows under its own note.
+    page = page_for(served.url + "/")
+    box = page.get_by_role("searchbox", name="Find a chat")
+    box.fill("OperationalError yesterday")
+    results = page.get_by_role("list", name="Search results")
+    expect(results.get_by_role("note")).to_have_text("No chat matched “yesterday”; from any time:")
+    expect(results.locator("li.outside").get_by_role("button")).to_have_count(1)
+    expect(results.locator("li.outside")).to_contain_text("database is locked")
+    shot(page, "search-outside-window")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
 def test_enter_on_an_unsure_query_keeps_the_list_and_says_why(
     served: Running, page_for: Callable[..., Page]
 ) -> None:

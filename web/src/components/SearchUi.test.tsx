@@ -137,6 +137,37 @@ describe("Sidebar", () => {
     expect(await screen.findByRole("list", { name: "All chats" })).toBeTruthy();
   });
 
+  it("lists the matches from outside a time window under a note of their own", async () => {
+    const inside = hit("s1", "Paris trip", "the **weather** in Paris");
+    const outside = hit("s2", "Refactor the parser", "**weather** api parser");
+    const search = vi.fn(async (_method: string, params: { query: string }) => ({
+      ...answer(params.query, [inside, outside], false),
+      outside_window: [outside],
+      window: { phrase: "last week", start: "2026-01-01T00:00:00Z", end: "2026-01-08T00:00:00Z" },
+    })) as unknown as Search;
+    renderSidebar(search);
+    fireEvent.change(screen.getByRole("searchbox", { name: "Find a chat" }), { target: { value: "weather last week" } });
+    const results = await screen.findByRole("list", { name: "Search results" });
+    const items = Array.from(results.querySelectorAll("li"));
+    expect(items.map((li) => li.className)).toEqual(["", "outside-note", "outside"]);
+    expect(items[1].textContent).toBe("Outside “last week”, from any time:");
+    expect(within(items[2]).getByRole("button", { name: /Refactor the parser/ })).toBeTruthy();
+  });
+
+  it("says no chat matched the window when every match is from outside it", async () => {
+    const outside = hit("s2", "Refactor the parser", "**weather** api parser");
+    const search = vi.fn(async (_method: string, params: { query: string }) => ({
+      ...answer(params.query, [outside], false),
+      outside_window: [outside],
+      window: { phrase: "yesterday", start: "2026-01-01T00:00:00Z", end: "2026-01-02T00:00:00Z" },
+    })) as unknown as Search;
+    renderSidebar(search);
+    fireEvent.change(screen.getByRole("searchbox", { name: "Find a chat" }), { target: { value: "weather yesterday" } });
+    const results = await screen.findByRole("list", { name: "Search results" });
+    const note = within(results).getByRole("note");
+    expect(note.textContent).toBe("No chat matched “yesterday”; from any time:");
+  });
+
   it("says it is not sure when no deep search is configured", async () => {
     const search = vi.fn(async (_m: string, p: { query: string }) =>
       answer(p.query, [hit("s1", "Paris trip", "**weather**"), hit("s2", "Refactor the parser", "**weather** api")], false),

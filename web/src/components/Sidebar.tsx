@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { Fragment, useCallback, useEffect, useRef, useState } from "react";
 import { call, type Params, type Result } from "../api/client";
 import type { ChatSearchJson, SessionJson } from "../api/types.gen";
 import { Snippet } from "./Snippet";
@@ -122,6 +122,27 @@ export function useChatSearch(query: string, search: Search, delay = 120) {
   return { result: query.trim() ? result : null, current: answered === query, error, deep, runDeep };
 }
 
+// A time window that leaves fewer chats than asked for is followed by matches from
+// any time (`outside_window`, a tail of `hits`): they are listed under a note of their own.
+const outsideCache = new WeakMap<ChatSearchJson, Set<string>>();
+function outsideIds(r: ChatSearchJson): Set<string> {
+  let ids = outsideCache.get(r);
+  if (!ids) {
+    ids = new Set(r.outside_window.map((h) => h.session_id));
+    outsideCache.set(r, ids);
+  }
+  return ids;
+}
+
+function firstOutside(r: ChatSearchJson): number {
+  const ids = outsideIds(r);
+  return ids.size ? r.hits.findIndex((h) => ids.has(h.session_id)) : -1;
+}
+
+function windowPhrase(r: ChatSearchJson): string {
+  return r.window?.phrase ?? "the time window";
+}
+
 function deepStatus(deep: Deep): string {
   if (deep.state === "busy") return "⋯ Not sure from the index: asking the model (deep search)…";
   if (deep.state === "failed") return `Deep search failed: ${deep.message}. These are the index's best matches.`;
@@ -209,21 +230,30 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
       </p>
       {result ? (
         <ul className="chat-list" aria-label="Search results">
-          {result.hits.map((hit) => (
-            <li key={hit.session_id}>
-              <button
-                className={hit.session_id === openId ? "chat open" : "chat"}
-                aria-current={hit.session_id === openId ? "page" : undefined}
-                onClick={() => onOpen(hit.session_id)}
-              >
-                <span className="chat-title">{hit.title || hit.session_id.slice(0, 8)}</span>
-                <span className="chat-meta">
-                  <span className="label">{hit.harness || "unknown"}</span> {when(hit.updated_at)}
-                  {hit.status !== "active" ? <span className="status-badge">{hit.status}</span> : null}
-                </span>
-                {hit.snippet ? <Snippet text={hit.snippet} /> : null}
-              </button>
-            </li>
+          {result.hits.map((hit, i) => (
+            <Fragment key={hit.session_id}>
+              {i === firstOutside(result) ? (
+                <li className="outside-note" role="note">
+                  {i === 0
+                    ? `No chat matched “${windowPhrase(result)}”; from any time:`
+                    : `Outside “${windowPhrase(result)}”, from any time:`}
+                </li>
+              ) : null}
+              <li className={outsideIds(result).has(hit.session_id) ? "outside" : undefined}>
+                <button
+                  className={hit.session_id === openId ? "chat open" : "chat"}
+                  aria-current={hit.session_id === openId ? "page" : undefined}
+                  onClick={() => onOpen(hit.session_id)}
+                >
+                  <span className="chat-title">{hit.title || hit.session_id.slice(0, 8)}</span>
+                  <span className="chat-meta">
+                    <span className="label">{hit.harness || "unknown"}</span> {when(hit.updated_at)}
+                    {hit.status !== "active" ? <span className="status-badge">{hit.status}</span> : null}
+                  </span>
+                  {hit.snippet ? <Snippet text={hit.snippet} /> : null}
+                </button>
+              </li>
+            </Fragment>
           ))}
         </ul>
       ) : (
