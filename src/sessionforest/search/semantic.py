@@ -63,6 +63,9 @@ class Semantic:
         self._lock = threading.Lock()  # the matrix
         self._embedding = threading.Lock()  # one catch-up at a time per Forest
         self._mark = 0
+        # The first _count rows are in use; the arrays grow by doubling, so a
+        # top-up of a few vectors writes them instead of copying every row.
+        self._count = 0
         self._keys: Any = None  # int64 entry keys, one per row of _matrix
         self._matrix: Any = None  # float32 (n, dims): the window ending at each entry
         # Per chat, the vectors of its last WINDOW - 1 entries loaded (the start of
@@ -149,7 +152,7 @@ class Semantic:
 
         mark, rows = self._vectors.load(models.MODEL_ID, self._mark)
         if mark < self._mark:  # the vectors were dropped (another model): start again
-            self._mark, self._keys, self._matrix = 0, None, None
+            self._mark, self._keys, self._matrix, self._count = 0, None, None, 0
             self._tails = {}
             mark, rows = self._vectors.load(models.MODEL_ID, 0)
         if not rows:
@@ -159,11 +162,17 @@ class Semantic:
         blob = b"".join(vector for _, vector in rows)
         entries = np.frombuffer(blob, dtype="<f4").reshape(len(rows), models.DIMENSIONS)
         windows = self._windows(keys, entries)
-        if self._matrix is None:
-            self._keys, self._matrix = keys, windows
-        else:
-            self._keys = np.concatenate([self._keys, keys])
-            self._matrix = np.concatenate([self._matrix, windows])
+        used, size = self._count, len(rows)
+        if self._matrix is None or used + size > len(self._matrix):
+            rows_kept = max(used + size, 2 * used)
+            grown = np.empty((rows_kept, models.DIMENSIONS), dtype=np.float32)
+            grown_keys = np.empty(rows_kept, dtype=np.int64)
+            if used:
+                grown[:used], grown_keys[:used] = self._matrix[:used], self._keys[:used]
+            self._matrix, self._keys = grown, grown_keys
+        self._matrix[used : used + size] = windows
+        self._keys[used : used + size] = keys
+        self._count = used + size
         self._mark = mark
 
     def _windows(self, keys: Any, entries: Any) -> Any:
@@ -208,9 +217,12 @@ class Semantic:
 
         with self._lock:
             self._refresh()
-            keys, matrix = self._keys, self._matrix
-        if matrix is None or not query.strip():
+            count, keys, matrix = self._count, self._keys, self._matrix
+        if not count or not query.strip():
             return []
+        # Rows below the count are never written again (a top-up writes past
+        # it, or into a new array): these views stay whole after the lock.
+        keys, matrix = keys[:count], matrix[:count]
         scores = matrix @ self._model.embed([query])[0]
         top = min(TOP_ENTRIES, len(scores))
         best = np.argpartition(-scores, top - 1)[:top]
