@@ -32,7 +32,7 @@ from sessionforest.search import embedder, retrieve
 NAME = "semantic"
 VAGUE_TARGET, EXACT_TARGET, TIME_TARGET = 10, 15, 10
 LOCOMO_R5_TARGET = 0.95
-WEIGHTS = ((1.0, 8.0), (1.0, 4.0), (1.0, 16.0), (2.0, 8.0), (0.5, 8.0))
+WEIGHTS = ((1.0, 1.0), (1.0, 2.0), (1.0, 4.0))
 
 
 @contextmanager

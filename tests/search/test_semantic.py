@@ -337,3 +337,84 @@ def test_a_recency_lead_comes_from_the_words_never_from_the_leg(
     )
     assert against.top is not None and against.top.session_id == "old"
     assert not against.confident and str(against.reason) == "contested-lead"
+
+
+class _Rows:
+    """A VectorStore's `load` over a list that grows (what `Semantic` reads)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, bytes]] = []
+
+    def load(self, model: str, after: int) -> tuple[int, list[tuple[int, bytes]]]:
+        return len(self.rows), self.rows[after:]
+
+
+def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch() -> None:
+    # A window's vector is its entries' summed vectors, normalised; the entries
+    # before a batch's first ones of a chat come from the earlier loads.
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    keys = [(chat << semantic.SESSION_SHIFT) + 3 * seq for seq in range(6) for chat in (1, 2, 5)]
+    vecs = {k: rng.normal(size=embedder.DIMENSIONS).astype("<f4") for k in keys}
+    rows = [(k, vecs[k].tobytes()) for k in keys]
+
+    def expected(key: int) -> object:
+        mine = sorted(
+            k for k in keys if k >> semantic.SESSION_SHIFT == key >> semantic.SESSION_SHIFT
+        )
+        at = mine.index(key)
+        summed = sum(vecs[k] for k in mine[max(0, at - semantic.WINDOW + 1) : at + 1])
+        return summed / np.linalg.norm(summed)
+
+    for cuts in ([len(rows)], [1, 4, 5, 11, len(rows)], list(range(1, len(rows) + 1))):
+        store = _Rows()
+        leg = semantic.Semantic(store)  # type: ignore[arg-type]
+        for cut in cuts:
+            store.rows = rows[:cut]
+            leg._refresh()
+        count = leg._count
+        got = dict(zip(leg._keys[:count].tolist(), leg._matrix[:count], strict=True))
+        assert sorted(got) == sorted(keys)
+        for key, row in got.items():
+            assert np.allclose(row, expected(key), atol=1e-5), (cuts, key)
+
+
+def test_a_turn_is_found_with_the_turns_before_it(tmp_path: Path) -> None:
+    # The answer alone ("yes, every morning before work") says little of
+    # gardens; read with the question before it, its window says more.
+    model = embedder.load()
+    assert model is not None
+    query, question, answer = model.embed(
+        [
+            "watering vegetables every morning",
+            "do you water the tomato plants yourself?",
+            "yes, every morning before work",
+        ]
+    )
+    window = (question + answer) / float(((question + answer) ** 2).sum() ** 0.5)
+    assert float(window @ query) > float(answer @ query) + 0.1
+    with Forest.open(tmp_path / "s.db", clock=lambda: NOW) as forest:
+        lines = {
+            "garden": [
+                "do you water the tomato plants yourself?",
+                "yes, every morning before work",
+            ],
+            "gym": ["do you lift weights at the gym?", "no, I mostly run these days"],
+            "cook": ["did you bake the bread?", "it burned a little on top"],
+        }
+        for i, (name, turns) in enumerate(lines.items()):
+            at = NOW - timedelta(days=3 + i)
+            sid = forest.create_session(name, "codex", session_id=name, created_at=at.isoformat())
+            for j, line in enumerate(turns):
+                forest.append(
+                    sid,
+                    "user.message" if j % 2 == 0 else "assistant.message",
+                    text(line),
+                    created_at=(at + timedelta(minutes=j)).isoformat(),
+                    stamp=None,
+                )
+        forest.index_semantic()
+        found = forest.search_chats("irrigating vegetables daily", now=NOW)
+        assert found.hits and found.hits[0].session_id == "garden"
+        assert not found.confident

@@ -13,10 +13,14 @@ appended to a moment ago); a larger backlog is left to those two and the
 search uses the vectors already there (`forest index --semantic` says how
 many chats wait).
 
-A search embeds the query, scores every stored vector (one matrix product
-over a per-process copy of the store's vectors, refreshed by what was stored
-since) and ranks chats by their best entry: a chat's place is that of its
-first entry among the best `TOP_ENTRIES`. That list is fused by reciprocal
+A search embeds the query and scores every window of `WINDOW` consecutive
+entries of a chat (one matrix product over a per-process matrix of window
+vectors, refreshed by what was stored since): a window's vector is the
+normalised sum of its entries' vectors, made in memory when they are loaded,
+so a turn is read with the few before it (a question and its answer, a
+remark and what it refers to) and nothing more is embedded or stored. Chats
+rank by their best window: a chat's place is that of its first window among
+the best `TOP_ENTRIES`. That list is fused by reciprocal
 rank like the lexical ones (search/retrieve.py); the gate never counts it as
 evidence (search/find.py).
 """
@@ -38,10 +42,15 @@ CHATS: Final = 50  # chats the leg lists
 # Below this cosine an entry says nothing of the query: unrelated sentences
 # score about 0 to 0.15 on this model, a one-word query against "hello" 0.25,
 # related ones 0.35 and up. Its chat is not listed for it.
-MIN_COSINE: Final = 0.3
+MIN_COSINE: Final = 0.25
 # Texts embedded lately, kept by text: chats repeat lines ("ok", "running the
 # tests now"), and each is embedded once while it stays among these.
 REMEMBERED: Final = 4_096
+# A window ends at each entry and holds it and the entries just before it in its
+# chat (fewer at a chat's start). Measured against one vector per entry and
+# against embedding each window's joined text (docs/semantic.md): the summed
+# vectors keep most of what the joined text gains, for no embedding at all.
+WINDOW: Final = 3
 
 
 class Semantic:
@@ -54,8 +63,14 @@ class Semantic:
         self._lock = threading.Lock()  # the matrix
         self._embedding = threading.Lock()  # one catch-up at a time per Forest
         self._mark = 0
+        # The first _count rows are in use; the arrays grow by doubling, so a
+        # top-up of a few vectors writes them instead of copying every row.
+        self._count = 0
         self._keys: Any = None  # int64 entry keys, one per row of _matrix
-        self._matrix: Any = None  # float32 (n, dims)
+        self._matrix: Any = None  # float32 (n, dims): the window ending at each entry
+        # Per chat, the vectors of its last WINDOW - 1 entries loaded (the start of
+        # the windows of its next entries).
+        self._tails: dict[int, list[Any]] = {}
 
     @classmethod
     def open(cls, vectors: VectorStore | None) -> Semantic | None:
@@ -137,30 +152,77 @@ class Semantic:
 
         mark, rows = self._vectors.load(models.MODEL_ID, self._mark)
         if mark < self._mark:  # the vectors were dropped (another model): start again
-            self._mark, self._keys, self._matrix = 0, None, None
+            self._mark, self._keys, self._matrix, self._count = 0, None, None, 0
+            self._tails = {}
             mark, rows = self._vectors.load(models.MODEL_ID, 0)
         if not rows:
             self._mark = mark
             return
         keys = np.fromiter((key for key, _ in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(vector for _, vector in rows)
-        matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), models.DIMENSIONS)
-        if self._matrix is None:
-            self._keys, self._matrix = keys, matrix
-        else:
-            self._keys = np.concatenate([self._keys, keys])
-            self._matrix = np.concatenate([self._matrix, matrix])
+        entries = np.frombuffer(blob, dtype="<f4").reshape(len(rows), models.DIMENSIONS)
+        windows = self._windows(keys, entries)
+        used, size = self._count, len(rows)
+        if self._matrix is None or used + size > len(self._matrix):
+            rows_kept = max(used + size, 2 * used)
+            grown = np.empty((rows_kept, models.DIMENSIONS), dtype=np.float32)
+            grown_keys = np.empty(rows_kept, dtype=np.int64)
+            if used:
+                grown[:used], grown_keys[:used] = self._matrix[:used], self._keys[:used]
+            self._matrix, self._keys = grown, grown_keys
+        self._matrix[used : used + size] = windows
+        self._keys[used : used + size] = keys
+        self._count = used + size
         self._mark = mark
 
+    def _windows(self, keys: Any, entries: Any) -> Any:
+        """The window vector ending at each new entry: its vector plus those of the
+        WINDOW - 1 entries before it in its chat (from this batch, or the last ones
+        of the chat loaded earlier), normalised. Entries of a chat are stored in
+        order, so the earlier ones are always loaded first."""
+        import numpy as np
+
+        order = np.argsort(keys, kind="stable")
+        chats = keys[order] >> SESSION_SHIFT
+        ordered = entries[order]
+        summed = ordered.copy()
+        for back in range(1, WINDOW):
+            same = chats[back:] == chats[:-back]
+            summed[back:] += ordered[:-back] * same[:, None]
+        # The first entries of a chat in this batch: add its tail from earlier loads.
+        starts = np.flatnonzero(np.r_[True, chats[1:] != chats[:-1]])
+        ends = np.r_[starts[1:], len(chats)]
+        tails = self._tails
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            chat = int(chats[start])
+            tail = tails.get(chat)
+            if tail is not None:
+                for back, vector in enumerate(reversed(tail), 1):
+                    # The entry `back` before the batch's first one of this chat
+                    # reaches the batch's first WINDOW - back entries.
+                    reach = min(end, start + WINDOW - back)
+                    summed[start:reach] += vector
+            if WINDOW > 1:
+                last = ordered[max(start, end - (WINDOW - 1)) : end]
+                kept = [*(tail or ()), *last][-(WINDOW - 1) :]
+                tails[chat] = [np.array(v) for v in kept]
+        norms = np.linalg.norm(summed, axis=1, keepdims=True)
+        out = np.empty_like(summed)
+        out[order] = summed / np.maximum(norms, 1e-12)
+        return out
+
     def ranked(self, query: str, limit: int = CHATS) -> list[ChatKey]:
-        """Chat keys, closest first, by their best entry's cosine to `query`."""
+        """Chat keys, closest first, by their best window's cosine to `query`."""
         import numpy as np
 
         with self._lock:
             self._refresh()
-            keys, matrix = self._keys, self._matrix
-        if matrix is None or not query.strip():
+            count, keys, matrix = self._count, self._keys, self._matrix
+        if not count or not query.strip():
             return []
+        # Rows below the count are never written again (a top-up writes past
+        # it, or into a new array): these views stay whole after the lock.
+        keys, matrix = keys[:count], matrix[:count]
         scores = matrix @ self._model.embed([query])[0]
         top = min(TOP_ENTRIES, len(scores))
         best = np.argpartition(-scores, top - 1)[:top]
