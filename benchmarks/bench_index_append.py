@@ -10,7 +10,7 @@ ids and timestamps precomputed and the sequence and parent tracked in Python.
 Since issue 15 the index is built behind the appends (store/sqlite/search/
 catchup.py): an insert only notes its session as pending, and the word and
 trigram rows, digest and activity span are written in batches, by the library
-every `catchup.EVERY` (1,024) appends inside an append and before any search. So both sides run
+every `catchup.EVERY` (512) appends inside an append and before any search. So both sides run
 on the same schema and end their run with what a search does first, one
 catch-up transaction, timed into their total: the index work is identical and
 everything else the library does (validation, id and clock minting, JSON

@@ -37,11 +37,13 @@ from .schema import INDEXED_KINDS
 # entries per writing process to index before it reads, and an append pays for
 # the index in one batch now and then instead of a little every time. Larger
 # batches are cheaper per entry (fewer FTS5 segments to write and merge): 2,000
-# appends of ~500 bytes, indexed, cost 13% fewer instructions per append in all
-# with batches of 1,024 than of 256 (callgrind, issue 15). The bound is the T1
-# target: at ~30 us an entry, 1,023 entries plus the search stay under 50 ms
-# (benchmarks/bench_index_append.py measures that worst case); 2,047 would not.
-EVERY: Final = 1024
+# appends of ~500 bytes, indexed, cost 6% fewer instructions per append in all
+# with batches of 512 than of 256, 13% fewer with 1,024, and no fewer with 2,048
+# than with 1,024 (callgrind, issue 15). The bound is the T1 target (a search
+# within 50 ms): the worst case, EVERY - 1 entries left to index, is measured by
+# benchmarks/bench_index_append.py; with 1,024 it measured 101 ms on a loaded
+# machine (~45 ms scaled to a quiet one: too close), so 512.
+EVERY: Final = 512
 
 PENDING = "SELECT session_id, from_sequence FROM search_pending"
 ANY_PENDING = "SELECT 1 FROM search_pending LIMIT 1"
