@@ -48,19 +48,25 @@ def wait_for_vectors(db: Path, expected: int, seconds: float = 180) -> int:
         time.sleep(0.2)
 
 
+def message(text: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def append_through(http: httpx.Client, title: str, line: str) -> None:
+    """A chat of LINES user messages appended through the server (`line` formats `i`)."""
+    sid = call(http, "sessions/create", {"title": title})["id"]
+    for i in range(LINES):
+        call(http, "sessions/append", [sid, "user.message", message(line.format(i=i))])
+
+
 def test_appends_through_the_server_and_by_another_process_get_vectors(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     running = start(db, env={"FOREST_SEMANTIC": "on"})
     try:
         with httpx.Client(base_url=running.url, timeout=60) as http:
-            sid = call(http, "sessions/create", {"title": "garden notes"})["id"]
-            for i in range(LINES):
-                text = f"note {i}: the tomatoes in bed {i} wilt unless watered at dawn"
-                call(
-                    http,
-                    "sessions/append",
-                    [sid, "user.message", {"content": [{"type": "text", "text": text}]}],
-                )
+            append_through(
+                http, "garden notes", "note {i}: the tomatoes in bed {i} wilt unless watered"
+            )
             assert wait_for_vectors(db, LINES) == LINES
             assert counts(db) == (LINES, LINES)
 
@@ -70,9 +76,7 @@ def test_appends_through_the_server_and_by_another_process_get_vectors(tmp_path:
                 theirs = other.create_session("bike repair")
                 for i in range(LINES):
                     text = f"part {i}: the rear derailleur skips on gear {i}"
-                    other.append(
-                        theirs, "user.message", {"content": [{"type": "text", "text": text}]}
-                    )
+                    other.append(theirs, "user.message", message(text))
             assert wait_for_vectors(db, 2 * LINES) == 2 * LINES
             assert counts(db) == (2 * LINES, 2 * LINES)
     finally:
@@ -87,7 +91,7 @@ def test_a_backlog_from_before_the_server_started_is_caught_up(tmp_path: Path) -
             forest.append(
                 sid,
                 "user.message",
-                {"content": [{"type": "text", "text": f"line {i} of the backlog"}]},
+                message(f"line {i} of the backlog"),
             )
     assert counts(db) == (LINES, 0)
     running = start(db, env={"FOREST_SEMANTIC": "on"})
@@ -102,13 +106,7 @@ def test_without_the_leg_the_server_computes_no_vectors(tmp_path: Path) -> None:
     running = start(db, env={"FOREST_SEMANTIC": "off"})
     try:
         with httpx.Client(base_url=running.url, timeout=60) as http:
-            sid = call(http, "sessions/create", {"title": "plain"})["id"]
-            for i in range(LINES):
-                call(
-                    http,
-                    "sessions/append",
-                    [sid, "user.message", {"content": [{"type": "text", "text": f"x {i}"}]}],
-                )
+            append_through(http, "plain", "x {i}")
             time.sleep(1.0)  # several watcher ticks: nothing may embed meanwhile
     finally:
         assert running.stop() == 0
@@ -122,7 +120,7 @@ def test_index_semantic_embeds_at_most_its_limit(tmp_path: Path) -> None:
         assert forest.semantic
         sid = forest.create_session("steps")
         for i in range(LINES):
-            forest.append(sid, "user.message", {"content": [{"type": "text", "text": f"step {i}"}]})
+            forest.append(sid, "user.message", message(f"step {i}"))
         done, waiting = forest.index_semantic(limit=10)
         assert (done, waiting) == (10, 1)
         assert counts(db) == (LINES, 10)

@@ -158,6 +158,34 @@ function deepStatus(deep: Deep): string {
     : `Answered by the index (${r.reason}${r.detail ? `: ${r.detail}` : ""}).`;
 }
 
+/** One chat in a list (every chat, or a search's hits): title, harness, time, status. */
+function ChatButton({
+  chat,
+  openId,
+  onOpen,
+  children,
+}: {
+  chat: { id: string; title: string; harness: string; updated_at: string; status: string };
+  openId: string | null;
+  onOpen: (id: string) => void;
+  children?: React.ReactNode;
+}) {
+  return (
+    <button
+      className={chat.id === openId ? "chat open" : "chat"}
+      aria-current={chat.id === openId ? "page" : undefined}
+      onClick={() => onOpen(chat.id)}
+    >
+      <span className="chat-title">{chat.title || chat.id.slice(0, 8)}</span>
+      <span className="chat-meta">
+        <span className="label">{chat.harness || "unknown"}</span> {when(chat.updated_at)}
+        {chat.status !== "active" ? <span className="status-badge">{chat.status}</span> : null}
+      </span>
+      {children}
+    </button>
+  );
+}
+
 export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, search, deepConfigured }: Props) {
   const { result, current, error, deep, runDeep } = useChatSearch(query, search);
   const [notSure, setNotSure] = useState<string | null>(null);
@@ -240,18 +268,9 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
                 </li>
               ) : null}
               <li className={outsideIds(result).has(hit.session_id) ? "outside" : undefined}>
-                <button
-                  className={hit.session_id === openId ? "chat open" : "chat"}
-                  aria-current={hit.session_id === openId ? "page" : undefined}
-                  onClick={() => onOpen(hit.session_id)}
-                >
-                  <span className="chat-title">{hit.title || hit.session_id.slice(0, 8)}</span>
-                  <span className="chat-meta">
-                    <span className="label">{hit.harness || "unknown"}</span> {when(hit.updated_at)}
-                    {hit.status !== "active" ? <span className="status-badge">{hit.status}</span> : null}
-                  </span>
+                <ChatButton chat={{ ...hit, id: hit.session_id }} openId={openId} onOpen={onOpen}>
                   {hit.snippet ? <Snippet text={hit.snippet} /> : null}
-                </button>
+                </ChatButton>
               </li>
             </Fragment>
           ))}
@@ -260,17 +279,7 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
         <ul className="chat-list" aria-label="All chats">
           {sessions.map((s) => (
             <li key={s.id}>
-              <button
-                className={s.id === openId ? "chat open" : "chat"}
-                aria-current={s.id === openId ? "page" : undefined}
-                onClick={() => onOpen(s.id)}
-              >
-                <span className="chat-title">{s.title || s.id.slice(0, 8)}</span>
-                <span className="chat-meta">
-                  <span className="label">{s.harness || "unknown"}</span> {when(s.updated_at)}
-                  {s.status !== "active" ? <span className="status-badge">{s.status}</span> : null}
-                </span>
-              </button>
+              <ChatButton chat={s} openId={openId} onOpen={onOpen} />
             </li>
           ))}
         </ul>
