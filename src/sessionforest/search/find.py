@@ -110,7 +110,14 @@ def _find(
             anytime = Filters(None, filters.harnesses, excluded)
             inside = {c.key for c in chats}
             wider = retrieve(
-                index, choice.kept, anytime, now, shown=limit, extra=choice.extra, semantic=closest
+                index,
+                choice.kept,
+                anytime,
+                now,
+                shown=limit,
+                extra=choice.extra,
+                semantic=closest,
+                proof=found.proof,  # the words' evidence does not depend on the window
             )
             outside = [c for c in wider.chats if c.key not in inside][: limit - len(chats)]
     elif closest and choice.unknown:

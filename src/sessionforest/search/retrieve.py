@@ -468,8 +468,10 @@ class Retrieved:
     core: list[Candidate]
     mode: str  # "and" or "or": how the core chats were found
     topped_up: list[Candidate] = field(default_factory=list)
-    # The most whole-chat evidence any chat holds, the filters aside (what the
-    # gate weighs a filtered-down only hit against).
+    # The whole-chat evidence of the terms (filter-free: a second retrieve of
+    # the same words under other filters reuses it) and the most any chat
+    # holds (what the gate weighs a filtered-down only hit against).
+    proof: Evidence | None = None
     best_evidence: float = 0.0
 
     @property
@@ -485,6 +487,7 @@ def retrieve(
     shown: int = PROBED_CHATS,
     extra: Sequence[Term] = (),
     semantic: Sequence[ChatKey] = (),
+    proof: Evidence | None = None,
 ) -> Retrieved:
     """Every matching chat, best first, the mode ("and" or "or") that found them,
     and the most whole-chat evidence any chat holds, the filters aside.
@@ -496,9 +499,11 @@ def retrieve(
     could follow). After an OR, the best `shown` chats (at least
     PROBED_CHATS) learn which terms they match; that decides the bonus for
     covering every term. `semantic`: the semantic leg's chats, closest first
-    (empty: no such leg).
+    (empty: no such leg). `proof`: the evidence of these `terms` and `extra`
+    from an earlier retrieve (it does not depend on the filters).
     """
-    proof = evidence(index, terms, extra)
+    if proof is None:
+        proof = evidence(index, terms, extra)
     chats = _collect(index, terms, True, filters, proof)
     mode = "and"
     wider: dict[ChatKey, Candidate] = {}
@@ -517,7 +522,7 @@ def retrieve(
     core = _ranked(index, chats, terms, mode, now, shown)
     room = max(shown - len(core), 0)
     more = _ranked(index, wider, terms, "or", now, room)[:room] if room and wider else []
-    return Retrieved(core, mode, more, max(proof.scores.values(), default=0.0))
+    return Retrieved(core, mode, more, proof, max(proof.scores.values(), default=0.0))
 
 
 def near(
