@@ -9,6 +9,7 @@ the event loop) in that same order. Nothing here runs the facade on the loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from .changes import Change, Hub, Push
 from .limits import Limits
 
 T = TypeVar("T")
+log = logging.getLogger("sessionforest.server")
 
 # How often other processes' commits are looked for: the UI's "within a second".
 WATCH_SECONDS = 0.25
@@ -162,6 +164,9 @@ class Server:
                         break
             except ForestError:
                 continue  # busy or briefly unreadable: the next commit wakes it again
+            except Exception:  # the model itself failed: say so once and stop trying
+                log.exception("computing entry vectors failed; the server stops doing it")
+                return
 
     def _remember(self, changes: list[Change]) -> None:
         with self._ours_lock:
