@@ -113,6 +113,7 @@ class Forest(TreeFacade):
         durability: str = "normal",
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
+        background_index: bool = True,
     ) -> Forest:
         """Open the store at `path`: a file path, `sqlite:///PATH` or `postgresql://...`
         (None: `FOREST_DB`, else the user data directory).
@@ -124,6 +125,11 @@ class Forest(TreeFacade):
         StoreMissing, a store needing migrations StoreOutdated. Either mode
         refuses a database that is not a store (NotAStore), and a file that
         cannot be written opens read-only (`forest.readonly`).
+
+        A SQLite writer indexes its appends for search on a background thread
+        once they pause (`background_index`; False: searches, `close` and every
+        10,000th unindexed append index them). A search always finds every
+        append acknowledged before it. PostgreSQL indexes inside the append.
         """
         if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
@@ -133,6 +139,7 @@ class Forest(TreeFacade):
             create=create,
             durability=durability,
             busy_timeout_ms=busy_timeout_ms,
+            background_index=background_index,
         )
         return cls(backend, clock or utc_now)
 

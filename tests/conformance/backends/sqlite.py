@@ -12,6 +12,7 @@ import collections
 import contextlib
 import queue
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from typing import Any
@@ -121,6 +122,12 @@ class SQLiteHarness(Harness):
             yield conn
 
     def dump(self, forest: Forest, *tables: str) -> Dump:
+        # A writer indexes its appends on a thread once they pause (search/idle.py):
+        # settle that first, so two dumps differ by what the test did, not by when
+        # the thread ran.
+        backend: Any = forest._backend  # type: ignore[attr-defined]
+        if not forest.readonly and not backend.db._closed:
+            backend.catch_up()
         with self._conn(forest) as conn:
             names = list(tables) or [r[0] for r in conn.execute(OWNED_TABLES)]
             out: Dump = {}
@@ -135,10 +142,17 @@ class SQLiteHarness(Harness):
     @contextmanager
     def statements(self, forest: Forest) -> Iterator[list[str]]:
         seen: list[str] = []
+        test_thread = threading.get_ident()
+
+        def note(statement: str) -> None:
+            # Only what the test's own calls run, not the background indexer's chunks.
+            if threading.get_ident() == test_thread:
+                seen.append(statement)
+
         tracers = _tracers(forest)
         if tracers:  # the backend traces its own connections, pooled ones included
             for tracer in tracers:
-                tracer.trace(seen.append)
+                tracer.trace(note)
             try:
                 yield seen
             finally:

@@ -1,7 +1,9 @@
 """How SQLite keeps the hot paths fast: the pending index and the materialised path.
 
-`search_pending` notes what appends have not indexed; a search (or a closing
-writer) feeds it through `search_feed` in one transaction.
+`search_pending` notes what appends have not indexed; a writer's background
+thread once its appends pause, a search or a closing writer feeds it through
+`search_feed`. Most tests here open stores without the background thread, so
+what is pending is what the test did; the background tests open them with it.
 `session_path_segments` holds the active path as the head moves; `path_tip`
 says which head it is for.
 """
@@ -15,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,15 @@ import pytest
 from sessionforest import Forest
 from sessionforest.store.sqlite.search import catchup
 
-from .conftest import indexed, raw_move
+from .conftest import NOW, indexed, raw_move
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Iterator[Forest]:
+    """A store whose appends stay pending until a search or close (no background thread)."""
+    store = Forest.open(tmp_path / "forest.db", clock=lambda: NOW, background_index=False)
+    yield store
+    store.close()
 
 
 def text(body: str) -> dict[str, Any]:
@@ -90,19 +101,22 @@ def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> No
     assert pending(forest.path) == [(a, 3)]  # from the first entry not yet indexed
 
 
-def test_every_so_many_appends_a_writer_indexes_in_the_append(forest: Forest) -> None:
+def test_at_the_bound_a_writer_indexes_in_the_append(
+    forest: Forest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catchup, "BOUND", 40)  # 10,000 in use: the same code path
     sid = forest.create_session("t")
-    for i in range(catchup.EVERY - 1):
+    for i in range(39):
         forest.append(sid, "user.message", text(f"m{i}"))
     assert pending(forest.path) == [(sid, 1)]
     forest.append(sid, "user.message", text("the last one"))
     assert pending(forest.path) == []
-    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(catchup.EVERY,)]
+    assert rows(forest.path, "SELECT count(*) FROM session_entry_fts") == [(40,)]
 
 
 def test_a_closing_writer_indexes_what_it_left_pending(tmp_path: Path) -> None:
     path = tmp_path / "close.db"
-    with Forest.open(path) as forest:
+    with Forest.open(path, background_index=False) as forest:
         sid = forest.create_session("t")
         forest.append(sid, "user.message", text("elderberry"))
         assert pending(path) == [(sid, 1)]
@@ -239,9 +253,9 @@ with Forest.open(sys.argv[1]) as forest:
 def test_a_catch_up_killed_midway_leaves_all_or_nothing(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(catchup, "EVERY", 10**9)  # the appends below leave all of it pending
+    monkeypatch.setattr(catchup, "BOUND", 10**9)  # the appends below leave all of it pending
     path = tmp_path / f"kill{seed}.db"
-    forest = Forest.open(path)
+    forest = Forest.open(path, background_index=False)
     sid = forest.create_session("t")
     for i in range(3000):
         forest.append(sid, "user.message", text(f"word{i} and some filler text to index"))
@@ -369,3 +383,70 @@ def test_segments_agree_with_the_parent_links_through_random_branches_and_moves(
             assert [e.id for e in reader.active_path(sid, limit=limit)] == walk[-limit:]
         assert materialised(forest.path, sid) == (head, walk)
         assert forest.check().ok
+
+
+def test_an_append_sees_every_write_since_its_stores_last_append(tmp_path: Path) -> None:
+    # Appends keep the state they leave (head, last sequence, path) in memory and
+    # trust it only while nothing else wrote: another connection's commit (PRAGMA
+    # data_version) or another write of their own store (a move, a failed append).
+    from sessionforest.errors import HeadMoved, SessionQuarantined
+
+    path = tmp_path / "states.db"
+    with Forest.open(path) as forest, Forest.open(path) as other:
+        sid = forest.create_session("t")
+        a1 = forest.append(sid, "user.message", text("a1"))
+        a2 = forest.append(sid, "user.message", text("a2"))
+        b = other.append(sid, "user.message", text("from the other store"))
+        a3 = forest.append(sid, "user.message", text("a3"))
+        assert (a2.parent_id, b.parent_id, a3.parent_id) == (a1.id, a2.id, b.id)
+        assert a3.sequence == 4
+        forest.move_head(sid, a1.id)  # a write of its own store, not an append
+        a4 = forest.append(sid, "user.message", text("a4"))
+        assert (a4.parent_id, a4.sequence) == (a1.id, 5)
+        with pytest.raises(HeadMoved):
+            forest.append(sid, "user.message", text("refused"), expect_head=a3.id)
+        a5 = forest.append(sid, "user.message", text("a5"))
+        assert (a5.parent_id, a5.sequence) == (a4.id, 6)
+        assert [e.id for e in forest.active_path(sid)] == [a1.id, a4.id, a5.id]
+        assert [e.id for e in other.active_path(sid)] == [a1.id, a4.id, a5.id]
+        # A write by a plain connection, as another program would make it.
+        with closing(sqlite3.connect(path)) as conn, conn:
+            conn.execute("UPDATE sessions SET quarantine = 'checked: broken' WHERE id = ?", (sid,))
+        with pytest.raises(SessionQuarantined):
+            forest.append(sid, "user.message", text("refused too"))
+
+
+class _FailingCommit:
+    """The writer's cursor, except that its next COMMIT fails as a full disk would."""
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self.cursor = cursor
+        self.armed = True
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT" and self.armed:
+            self.armed = False
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.cursor.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cursor, name)
+
+
+def test_an_append_whose_commit_failed_leaves_no_remembered_state(forest: Forest) -> None:
+    from sessionforest.errors import ForestError
+
+    sid = forest.create_session("t")
+    first = forest.append(sid, "user.message", text("kept"))
+    db = forest._backend.db  # type: ignore[attr-defined]
+    real = db.cursor
+    db.cursor = _FailingCommit(real)
+    try:
+        with pytest.raises(ForestError, match="full"):
+            forest.append(sid, "user.message", text("lost with its commit"))
+    finally:
+        db.cursor = real
+    after = forest.append(sid, "user.message", text("next"))
+    assert (after.parent_id, after.sequence) == (first.id, 2)
+    assert [e.id for e in forest.active_path(sid)] == [first.id, after.id]
+    assert forest.check().ok

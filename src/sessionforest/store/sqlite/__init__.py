@@ -48,6 +48,7 @@ class SQLiteBackend:
         # A writer leaves nothing pending behind it where it can help it: a reader
         # that opens the file immutable (no other connection) cannot index.
         try:
+            self.store.stop_indexing()
             if self.db.writer is not None:
                 self.catch_up()
         except (ForestError, sqlite3.Error):
@@ -65,9 +66,9 @@ class SQLiteBackend:
         with self.db.read() as conn:
             yield SQLiteSearch(conn)
 
-    def catch_up(self) -> int:
-        """Index whatever appends left pending (see search/catchup.py); returns how many
-        sessions had entries waiting. A store opened read-only on request indexes
+    def catch_up(self) -> bool:
+        """Index whatever appends left pending (see search/catchup.py); returns whether
+        any entry was waiting. A store opened read-only on request indexes
         through a short-lived writer connection when its file may be written; one
         that cannot write (a read-only file, or read immutable because no other
         connection had it open) searches what its writers indexed: every writer
@@ -75,19 +76,20 @@ class SQLiteBackend:
         that wait for the next writable search."""
         db = self.db
         if db.held() is not None:
-            return 0  # inside a transaction of this thread: it reads what it has
+            return False  # inside a transaction of this thread: it reads what it has
         with db.read() as conn:
             if not catchup.pending(conn):
-                return 0
+                return False
         if db.writer is not None:
-            with db.write() as conn:
-                return catchup.catch_up(conn)
+            self.store.index_some()
+            return True
         writer = db.index_writer()
         if writer is None:
-            return 0
+            return False
         try:
             with transaction(writer, db.path, None):
-                return catchup.catch_up(writer)
+                catchup.catch_up(writer)
+                return True
         finally:
             writer.close()
 
@@ -99,8 +101,11 @@ def open_sqlite(
     create: bool = True,
     durability: str = "normal",
     busy_timeout_ms: int = 30_000,
+    background_index: bool = True,
 ) -> SQLiteBackend:
-    """Open the store file at `path` (None: `FOREST_DB` or the user data directory)."""
+    """Open the store file at `path` (None: `FOREST_DB` or the user data directory).
+    `background_index`: index appended entries on a thread once appends pause
+    (search/idle.py); False leaves them to searches, closes and the bound."""
     target, opened = open_store(
         path,
         readonly=readonly,
@@ -109,6 +114,6 @@ def open_sqlite(
         busy_timeout_ms=busy_timeout_ms,
     )
     db = Database(target, opened)
-    store = SQLiteStore(db)
+    store = SQLiteStore(db, background=background_index and db.writer is not None)
     bulk = SQLiteBulk(db.path, write=db.write, read=db.read)
     return SQLiteBackend(target, db, store, SQLiteTrees(db), bulk, SQLiteVectors(db))

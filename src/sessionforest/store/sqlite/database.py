@@ -44,6 +44,11 @@ class Database:
         self._local = threading.local()
         self._closed = False
         self._trace: Callable[[str], object] | None = None
+        # Write transactions begun on the writer, and the number of the last one that
+        # committed: what a cache of committed state compares to know that nothing
+        # but its own committed writes ran here (store.py's append states).
+        self.writes = 0
+        self.committed = 0
 
     @property
     def writer(self) -> sqlite3.Connection | None:
@@ -148,6 +153,7 @@ class _Write:
         if db.held() is not None:
             raise RuntimeError("a write cannot start inside another transaction of this thread")
         db.write_lock.acquire()
+        db.writes += 1
         cursor = db.cursor
         assert cursor is not None  # write() refuses a read-only store
         try:
@@ -170,6 +176,7 @@ class _Write:
             if exc is None:
                 try:
                     cursor.execute("COMMIT")
+                    db.committed = db.writes
                     return
                 except sqlite3.Error as failed:
                     rollback(cursor.connection)

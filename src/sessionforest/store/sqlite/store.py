@@ -35,7 +35,7 @@ from ..sql.store import SQLStore, Statements
 from . import integrity, paths
 from .database import Database
 from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY
-from .search import catchup
+from .search import catchup, idle
 
 # No tail: the whole path (bounds the walk by the session's entry count only).
 WHOLE = 1 << 62
@@ -47,6 +47,7 @@ WHOLE = 1 << 62
 # the entry below (whether the append continues the path's last segment). (An
 # INSERT ... SELECT doing the checks in place measured slower: SQLite
 # materialises a SELECT that reads the table being inserted into.)
+DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
 APPEND_STATE = """
 SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
@@ -114,15 +115,24 @@ STATEMENTS = Statements(SQLITE, head_state=HEAD_STATE, branches=BRANCHES, binary
 class SQLiteStore(SQLStore):
     """`Store` (store/base.py) over one `Database`; the shared half is `SQLStore`'s."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, background: bool = True) -> None:
         labels = (SESSION_TITLES, ENTRY_LABELS)
         super().__init__(db, str(db.path), STATEMENTS, integrity.INTEGRITY, labels)
-        # Entries this process appended since it last indexed (search/catchup.py): every
-        # catchup.EVERY of them, an append indexes what is pending in its own
+        # Entries this process appended since it last indexed (search/catchup.py): at
+        # catchup.BOUND of them, an append indexes what is pending in its own
         # transaction, which bounds what a search must index before it reads.
         self._unindexed = 0
+        # Indexes what appends leave pending once they pause (search/idle.py); None
+        # when the caller indexes only through searches and closes.
+        self._idle = idle.IdleIndexer(self.index_some, str(db.path)) if background else None
         # The rows of recently loaded active paths (paths.PathCache).
         self._paths = paths.PathCache()
+        # APPEND_STATE's row for each session as this store's own appends left it, and
+        # the (data_version, write number) they hold for: an append whose transaction
+        # directly follows that one, with no other connection's commit between
+        # (PRAGMA data_version unchanged), reads it here instead of from the file.
+        self._states: dict[str, tuple[Any, ...]] = {}
+        self._states_at = (-1, -1)
 
     def _insert_session_row(
         self, conn: sqlite3.Connection, values: tuple[Any, ...], session_id: str
@@ -147,15 +157,43 @@ class SQLiteStore(SQLStore):
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            done = self._append_in(cursor, session_id, items, parent, expect_head, now, stamping)
-            self._index_now_and_then(cursor, len(items))
-            return done
+            version = cursor.execute(DATA_VERSION).fetchone()[0]
+            number = db.writes
+            states = self._states
+            if self._states_at != (version, number - 1) or db.committed != number - 1:
+                states.clear()  # another connection committed, or another write ran here
+            known = states.get(session_id)
+            if known is not None and parent is not None and parent != known[1]:
+                known = None  # a branch: the row names the head, not this parent
+            done, after = self._append_in(
+                cursor, session_id, items, parent, expect_head, now, stamping, known
+            )
+            self._index_at_bound(cursor, len(items))
+            states[session_id] = after
+            self._states_at = (version, number)  # holds only if this commits (db.committed)
+        if self._idle is not None:
+            self._idle.noted()
+        return done
 
-    def _index_now_and_then(self, cursor: sqlite3.Cursor, added: int) -> None:
+    def _index_at_bound(self, cursor: sqlite3.Cursor, added: int) -> None:
         self._unindexed += added
-        if self._unindexed >= catchup.EVERY:
+        if self._unindexed >= catchup.BOUND:
             catchup.catch_up(cursor.connection)
             self._unindexed = 0
+
+    def index_some(self, limit: int | None = None) -> bool:
+        """Index pending entries (all, or about `limit`) in one write transaction;
+        returns whether any are left (search/catchup.py)."""
+        with self._db.write() as conn:
+            left = catchup.catch_up(conn, limit)
+            if not left:
+                self._unindexed = 0
+            return left
+
+    def stop_indexing(self) -> None:
+        """Stop the background indexer (a closing store indexes the rest itself)."""
+        if self._idle is not None:
+            self._idle.close()
 
     def _append_in(
         self,
@@ -166,9 +204,12 @@ class SQLiteStore(SQLStore):
         expect_head: str | Unset | None,
         now: str,
         stamping: Stamping,
-    ) -> Appended:
-        """One append inside the caller's write transaction."""
-        row = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
+        row: tuple[Any, ...] | None = None,
+    ) -> tuple[Appended, tuple[Any, ...]]:
+        """One append inside the caller's write transaction (`row`: APPEND_STATE's row,
+        when the caller knows it); returns it and that row as the append leaves it."""
+        if row is None:
+            row = conn.execute(APPEND_STATE, {"sid": session_id, "parent": parent}).fetchone()
         state = AppendState(*row[:6]) if row is not None else None
         below, sequence = append_rules.checked(state, session_id, parent, expect_head)
         assert row is not None and state is not None  # checked() raised otherwise
@@ -189,13 +230,18 @@ class SQLiteStore(SQLStore):
                  item.visibility, item.created_at, text),
             )  # fmt: skip
             link, sequence = item.id, sequence + 1
+        last = sequence - 1
+        after: tuple[Any, ...]
         if length is None:
             # The path below could not be built (damage): left stale, reads walk.
             conn.execute(paths.SET_HEAD, (session_id, link, now, None, None))
+            after = (None, link, last, session_id, 2, state.cwd, None, None, last)
         else:
             paths.extend(conn, session_id, length, row[8], first)
-            conn.execute(paths.SET_HEAD, (session_id, link, now, link, length + len(items)))
-        return Appended(below, first, text)
+            length += len(items)
+            conn.execute(paths.SET_HEAD, (session_id, link, now, link, length))
+            after = (None, link, last, session_id, 2, state.cwd, link, length, last)
+        return Appended(below, first, text), after
 
     def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
         """Several appends (to any sessions) in ONE transaction, each all or nothing:
@@ -210,12 +256,14 @@ class SQLiteStore(SQLStore):
             for one in group:
                 cursor.execute("SAVEPOINT one_append")
                 try:
-                    results.append(self._append_in(cursor, *one))
+                    results.append(self._append_in(cursor, *one)[0])
                 except ForestError as exc:
                     cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
                 cursor.execute("RELEASE one_append")
-            self._index_now_and_then(cursor, len(group))
+            self._index_at_bound(cursor, len(group))
+        if self._idle is not None:
+            self._idle.noted()
         return results
 
     def move_head(
