@@ -1,10 +1,11 @@
-"""Ids stay unique whatever else the process does with `random`."""
+"""Ids stay unique whatever else the process does with `random`, and say when they were minted."""
 
 from __future__ import annotations
 
 import os
 import random
 
+from sessionforest import ids
 from sessionforest.ids import new_id
 
 
@@ -28,3 +29,30 @@ def test_a_forked_child_mints_other_ids_than_its_parent() -> None:
     os.waitpid(pid, 0)
     assert len(child) == 26
     assert child != new_id(now_ms=5)
+
+
+def _decode(text: str) -> int:
+    value = 0
+    for char in text:
+        value = value * 32 + ids.ALPHABET.index(char)
+    return value
+
+
+def test_an_id_is_its_milliseconds_then_80_random_bits() -> None:
+    for ms in (0, 1, 1023, 1024, 1_764_570_000_000, (1 << 48) - 1):
+        minted = {ids.new_id(ms) for _ in range(50)}
+        assert len(minted) == 50
+        for text in minted:
+            assert len(text) == 26 and set(text) <= set(ids.ALPHABET)
+            assert _decode(text) >> 80 == ms  # the cached prefix names this millisecond
+    # Time-ordered across milliseconds, as B-tree inserts want.
+    assert ids.new_id(1_000) < ids.new_id(1_001) < ids.new_id(2_000)
+
+
+def test_now_text_is_the_iso_form_of_the_current_millisecond() -> None:
+    for _ in range(200):
+        before = ids.iso(ids.utc_now())
+        text = ids.now_text()
+        after = ids.iso(ids.utc_now())
+        assert before <= text <= after
+        assert ids.parse_iso(text).microsecond % 1000 == 0

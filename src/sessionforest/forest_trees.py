@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .errors import InvalidArgument, UnknownEntry, UnknownSession
-from .ids import Clock, iso, new_id
+from .ids import Clock, iso, new_id, now_text, utc_now
 from .model import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
 from .rules import refs
 from .rules import trees as tree_rules
@@ -46,7 +46,8 @@ class TreeFacade:
     _clock: Clock
 
     def _now(self) -> str:
-        return iso(self._clock())
+        clock = self._clock
+        return now_text() if clock is utc_now else iso(clock())
 
     # --- the workspace tree ------------------------------------------------------------
 

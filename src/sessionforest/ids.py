@@ -25,7 +25,6 @@ Clock = Callable[[], datetime]
 # Pairs of Crockford digits for every 10-bit value: 13 table look-ups encode
 # the 130-bit (26-digit) id, several times faster than base64.b32encode.
 _PAIRS = [a + b for a in ALPHABET for b in ALPHABET]
-_SHIFTS = tuple(range(120, -1, -10))
 
 # A generator of our own, not the module's global one: code that seeds that
 # (random.seed(0) in an application, hypothesis before every example) must not
@@ -36,14 +35,43 @@ os.register_at_fork(after_in_child=_random.seed)
 
 def new_id(now_ms: int | None = None) -> str:
     ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    # The first five pairs are the time's, the same for every id of a millisecond;
+    # the other eight the 80 random bits, unrolled (an append mints one id each).
+    prefix = _prefix[1] if _prefix[0] == ms else _time_pairs(ms)
     # getrandbits, not os.urandom: ids need uniqueness, not secrecy.
-    value = (ms << 80) | _random.getrandbits(80)
-    pairs = _PAIRS
-    return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
+    r = _random.getrandbits(80)
+    p = _PAIRS
+    return (
+        prefix + p[r >> 70] + p[(r >> 60) & 1023] + p[(r >> 50) & 1023] + p[(r >> 40) & 1023]
+        + p[(r >> 30) & 1023] + p[(r >> 20) & 1023] + p[(r >> 10) & 1023] + p[r & 1023]
+    )  # fmt: skip
+
+
+_prefix: tuple[int, str] = (-1, "")
+
+
+def _time_pairs(ms: int) -> str:
+    global _prefix
+    text = "".join(_PAIRS[(ms >> shift) & 1023] for shift in (40, 30, 20, 10, 0))
+    _prefix = (ms, text)
+    return text
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+_stamp: tuple[int, str] = (-1, "")
+
+
+def now_text() -> str:
+    """`iso(utc_now())`, formatted once per millisecond (every append stamps one)."""
+    global _stamp
+    ms = time.time_ns() // 1_000_000
+    if _stamp[0] != ms:
+        moment = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
+        _stamp = (ms, iso(moment))
+    return _stamp[1]
 
 
 def iso(moment: datetime) -> str:

@@ -79,6 +79,7 @@ class Problem:
     session_id: str
     # orphan-parent | cross-session-parent | cycle | sequence-gap | unsupported-version
     # | invalid-head | missing-head | missing-session | path-mismatch
+    # | parent-sequence-mismatch (SQLite: an entry's stored parent sequence)
     code: str
     entry_id: str | None
     detail: str

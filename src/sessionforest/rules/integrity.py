@@ -143,6 +143,7 @@ WHY = {
         "written by a newer sessionforest (or damaged): only a sessionforest that reads "
         f"this version can check it; {IMMUTABLE}"
     ),
+    "parent-sequence-mismatch": f"the entry's row misstates its parent's sequence; {IMMUTABLE}",
     "invalid-head": "no entry of this session has an intact path to the root to move the head to",
     "missing-head": "no entry of this session has an intact path to the root to move the head to",
 }

@@ -450,3 +450,77 @@ def test_an_append_whose_commit_failed_leaves_no_remembered_state(forest: Forest
     assert (after.parent_id, after.sequence) == (first.id, 2)
     assert [e.id for e in forest.active_path(sid)] == [first.id, after.id]
     assert forest.check().ok
+
+
+def branch_rows(path: Path) -> int:
+    return rows(
+        path,
+        "SELECT count(*) FROM session_entries INDEXED BY session_entries_branch "
+        "WHERE parent_entry_id IS NOT NULL "
+        "AND (parent_sequence IS NULL OR parent_sequence <> sequence - 1)",
+    )[0][0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_children_and_tips_agree_with_the_parent_links_whoever_wrote_the_rows(
+    forest: Forest, seed: int
+) -> None:
+    # Appends that continue their parent put nothing in the parent index; children
+    # and tips find them by sequence. Rows without a parent sequence (stored before
+    # it existed, or imported) stay in the index. Both kinds, randomly branched.
+    rng = random.Random(seed)
+    sid = forest.create_session("t")
+    parents: dict[str, str | None] = {}
+    order: list[str] = []
+    for step in range(150):
+        below = rng.choice(order) if order and rng.random() < 0.3 else None
+        if rng.random() < 0.25:  # a raw row, as an older sessionforest wrote it
+            parent = below if below is not None else (order[-1] if order else None)
+            entry_id = f"raw-{step}"
+            with closing(sqlite3.connect(forest.path)) as conn, conn:
+                conn.execute(
+                    "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+                    "semantic_schema_version, kind, payload, context_visibility, created_at) "
+                    "VALUES (?, ?, ?, ?, 2, 'user.message', ?, 'context', 't')",
+                    (entry_id, sid, parent, len(order) + 1, '{"content": []}'),
+                )
+                conn.execute(
+                    "UPDATE session_heads SET active_entry_id = ?, path_tip = NULL, "
+                    "path_length = NULL WHERE session_id = ?",
+                    (entry_id, sid),
+                )
+        else:
+            made = forest.append(sid, "user.message", text(f"s{step}"), parent=below)
+            entry_id, parent = made.id, made.parent_id
+        parents[entry_id] = parent
+        order.append(entry_id)
+    for entry_id in rng.sample(order, 40):
+        want = [e for e in order if parents[e] == entry_id]
+        assert [e.id for e in forest.children(sid, entry_id)] == want
+    childless = [e for e in order if e not in set(parents.values())]
+    assert [e.id for e in forest.tips(sid)] == childless
+    assert forest.check().ok
+
+
+def test_a_linear_chat_leaves_the_parent_index_empty(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(20)]
+    assert branch_rows(forest.path) == 0
+    forest.append(sid, "user.message", text("a branch"), parent=made[4])
+    forest.append(sid, "user.message", text("on the branch"))  # follows it: not indexed
+    assert branch_rows(forest.path) == 1
+
+
+def test_check_finds_a_misstated_parent_sequence(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    first = forest.append(sid, "user.message", text("one"))
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        conn.execute(
+            "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
+            "semantic_schema_version, kind, payload, context_visibility, created_at, "
+            "parent_sequence) VALUES ('liar', ?, ?, 2, 2, 'user.message', '{}', 'context', 't', 7)",
+            (sid, first.id),
+        )
+    report = forest.check()
+    assert [(p.code, p.entry_id) for p in report.problems] == [("parent-sequence-mismatch", "liar")]
+    assert "as 7, but the parent has 1" in report.problems[0].detail

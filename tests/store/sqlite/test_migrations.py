@@ -372,8 +372,13 @@ def test_unparsable_event_is_kept_as_hidden_notification(tmp_path: Path) -> None
 
 def test_existing_forest_session_is_unchanged(tmp_path: Path) -> None:
     path = v5_copy(tmp_path)
+    # The columns the v5 store had (later migrations add columns, NULL on old rows).
+    columns = ", ".join(
+        r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(session_entries)")
+    )
     entries_sql = (
-        "SELECT * FROM session_entries WHERE session_id = 'forest-native' ORDER BY sequence"
+        f"SELECT {columns} FROM session_entries WHERE session_id = 'forest-native' "
+        "ORDER BY sequence"
     )
     head_sql = (
         "SELECT session_id, active_entry_id, updated_at FROM session_heads "

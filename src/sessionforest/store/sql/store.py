@@ -99,9 +99,20 @@ ENTRY_IDS = "SELECT id FROM session_entries WHERE session_id = ?"
 
 class Statements:
     """The shared statements in one dialect, plus the backend's own few (`head_state`:
-    quarantine and head first; `branches`), given in the backend's own dialect."""
+    quarantine and head first; `branches`; optionally `children` and `tips`, whose
+    parameters are the session id and, for `children`, the entry id), given in the
+    backend's own dialect."""
 
-    def __init__(self, d: Dialect, *, head_state: str, branches: str, binary: str) -> None:
+    def __init__(
+        self,
+        d: Dialect,
+        *,
+        head_state: str,
+        branches: str,
+        binary: str,
+        children: str | None = None,
+        tips: str | None = None,
+    ) -> None:
         self.head_state = head_state
         self.branches = branches
         self.insert_session = d.sql(INSERT_SESSION)
@@ -116,8 +127,9 @@ class Statements:
         self.by_sequence = d.sql(BY_SEQUENCE)
         self.after_sequence = d.sql(AFTER_SEQUENCE)
         self.skeleton = d.sql(SKELETON)
-        self.children = d.sql(CHILDREN)
-        self.tips = d.sql(TIPS)
+        # A backend whose parent index differs gives its own (SQLite: rows.py).
+        self.children = children if children is not None else d.sql(CHILDREN)
+        self.tips = tips if tips is not None else d.sql(TIPS)
         self.checkpoints = d.sql(CHECKPOINTS)
         self.sessions_in_range = d.sql(SESSIONS_IN_RANGE.replace("{binary}", binary))
         self.count_sessions_in_range = d.sql(COUNT_SESSIONS_IN_RANGE)

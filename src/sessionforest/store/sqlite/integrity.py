@@ -1,14 +1,16 @@
 """`check` and `repair` on SQLite: the scanning SQL for store/sql/integrity.py.
 
 Entries are keyed by id alone, so a parent's (and a head's) owner is one
-primary-key join. The materialised active paths (paths.py) are checked
-against the parent links too, and a repair forgets one that is wrong.
+primary-key join. The materialised active paths (paths.py) and each entry's
+stored parent sequence (migrations.entry_branch_index) are checked against the
+parent links too; a repair forgets a wrong path (an entry row cannot change).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from ...model import Problem
 from ...rules import integrity as rules
 from ..sql import integrity as shared
 from ..sql.dialect import SQLITE
@@ -51,12 +53,45 @@ FROM (SELECT 1) LEFT JOIN session_heads h ON h.session_id = :sid
 LEFT JOIN session_entries e ON e.id = h.active_entry_id
 """
 
+# Entries whose stored parent sequence (migrations.entry_branch_index) is not their
+# parent's: children and tips would look for them in the wrong index.
+PARENT_SEQUENCE = """
+SELECT c.session_id, c.id, c.parent_sequence, p.sequence FROM session_entries c
+JOIN session_entries p ON p.id = c.parent_entry_id
+WHERE c.parent_sequence IS NOT NULL AND c.parent_sequence IS NOT p.sequence {where}
+ORDER BY c.session_id, c.sequence
+"""
+PARENT_SEQUENCE_ALL = PARENT_SEQUENCE.format(where="")
+PARENT_SEQUENCE_SESSION = PARENT_SEQUENCE.format(where="AND c.session_id = :sid")
+
+
+def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
+    """What SQLite stores beyond the shared rows, checked against the parent links:
+    the materialised paths (paths.py) and each entry's parent sequence."""
+    found = paths.problems(conn, session_id)
+    query, args = (
+        (PARENT_SEQUENCE_ALL, {})
+        if session_id is None
+        else (PARENT_SEQUENCE_SESSION, {"sid": session_id})
+    )
+    for sid, entry_id, stored, actual in conn.execute(query, args):
+        found.append(
+            Problem(
+                sid,
+                "parent-sequence-mismatch",
+                entry_id,
+                f"the entry names its parent's sequence as {stored}, but the parent has {actual}",
+            )
+        )
+    return found
+
+
 INTEGRITY = shared.Integrity(
     SQLITE,
     entries=SCAN_ENTRIES,
     heads=SCAN_HEADS,
     state=SESSION_STATE,
-    extra=paths.problems,
+    extra=problems,
     forget=paths.FORGET,
 )
 

@@ -42,6 +42,11 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
+# The rows the parent index holds since entry_branch_index: every child that does
+# not directly follow its parent (queries repeat this text so SQLite uses it).
+BRANCH = "(parent_sequence IS NULL OR parent_sequence <> sequence - 1)"
+
+
 def _run(conn: sqlite3.Connection, *statements: str) -> None:
     for sql in statements:
         conn.execute(sql)
@@ -447,6 +452,23 @@ def entry_vectors(conn: sqlite3.Connection) -> None:
     from .frozen import entry_vectors as ddl
 
     _run(conn, *ddl.CREATE)
+
+
+@migration
+def entry_branch_index(conn: sqlite3.Connection) -> None:
+    # An entry that continues its parent (the entry just before it in the session,
+    # every append of a linear chat) gets no parent-index row: children and tips
+    # find it through the (session_id, sequence) index (rows.py), so such an append
+    # writes one page fewer. `parent_sequence` is the parent's sequence, written by
+    # appends; rows stored before it (and imported ones) hold NULL and stay indexed.
+    # `check` compares it with the parent's (integrity.py).
+    _run(
+        conn,
+        "ALTER TABLE session_entries ADD COLUMN parent_sequence INTEGER",
+        f"CREATE INDEX session_entries_branch ON session_entries(parent_entry_id) "
+        f"WHERE parent_entry_id IS NOT NULL AND {BRANCH}",
+        "DROP INDEX session_entries_parent",
+    )
 
 
 def schema_version() -> int:

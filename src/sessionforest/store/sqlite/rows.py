@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from ...rules import integrity
 from ..sql import rows as shared_rows
 from ..sql.dialect import SQLITE
+from .migrations import BRANCH
 
 Row = TypeVar("Row", bound=tuple[Any, ...])
 
@@ -22,6 +23,35 @@ ENTRY_COLUMNS = (
 )
 
 INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# An append's row also names its parent's sequence (migrations.entry_branch_index).
+APPEND_ENTRY = (
+    f"INSERT INTO session_entries({ENTRY_COLUMNS}, parent_sequence) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+# Children: the one that directly follows its parent, by the (session_id, sequence)
+# index, then the others, by the parent index that holds only them
+# (migrations.BRANCH); disjoint, since a row is in one or the other. The unary +
+# keeps SQLite from scanning the session by the sequence index instead.
+CHILDREN = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries
+WHERE session_id = ?1 AND parent_entry_id = ?2 AND parent_sequence = sequence - 1
+  AND sequence = (SELECT sequence + 1 FROM session_entries WHERE id = ?2)
+UNION ALL
+SELECT {ENTRY_COLUMNS} FROM session_entries
+WHERE parent_entry_id = ?2 AND +session_id = ?1 AND {BRANCH}
+ORDER BY sequence
+"""
+TIPS = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries e WHERE session_id = ?1
+  AND NOT EXISTS (SELECT 1 FROM session_entries c WHERE c.session_id = e.session_id
+                  AND c.sequence = e.sequence + 1 AND c.parent_entry_id = e.id
+                  AND c.parent_sequence = c.sequence - 1)
+  AND NOT EXISTS (SELECT 1 FROM session_entries c WHERE c.parent_entry_id = e.id
+                  AND +c.session_id = e.session_id
+                  AND (c.parent_sequence IS NULL OR c.parent_sequence <> c.sequence - 1))
+ORDER BY sequence
+"""
 
 UPSERT_HEAD = SQLITE.sql(shared_rows.UPSERT_HEAD)
 

@@ -34,7 +34,7 @@ from ..sql.dialect import SQLITE
 from ..sql.store import SQLStore, Statements
 from . import integrity, paths
 from .database import Database
-from .rows import BRANCHES, ENTRY_COLUMNS, INSERT_ENTRY
+from .rows import APPEND_ENTRY, BRANCHES, CHILDREN, ENTRY_COLUMNS, TIPS
 from .search import catchup, idle
 
 # No tail: the whole path (bounds the walk by the session's entry count only).
@@ -109,7 +109,9 @@ ENTRY_LABELS = (
     "SELECT id, sequence, kind FROM session_entries WHERE id IN (SELECT value FROM json_each(?))"
 )
 
-STATEMENTS = Statements(SQLITE, head_state=HEAD_STATE, branches=BRANCHES, binary="")
+STATEMENTS = Statements(
+    SQLITE, head_state=HEAD_STATE, branches=BRANCHES, binary="", children=CHILDREN, tips=TIPS
+)
 
 
 class SQLiteStore(SQLStore):
@@ -223,13 +225,14 @@ class SQLiteStore(SQLStore):
             text = restamp(state.cwd)
         first = sequence
         link = below
+        above = row[8]  # the sequence of the entry below (None: a root)
         for item in items:
             conn.execute(
-                INSERT_ENTRY,
+                APPEND_ENTRY,
                 (item.id, session_id, link, sequence, 2, item.kind, item.body,
-                 item.visibility, item.created_at, text),
+                 item.visibility, item.created_at, text, above),
             )  # fmt: skip
-            link, sequence = item.id, sequence + 1
+            link, above, sequence = item.id, sequence, sequence + 1
         last = sequence - 1
         after: tuple[Any, ...]
         if length is None:
