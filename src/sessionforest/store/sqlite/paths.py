@@ -234,14 +234,12 @@ def trusted(
         return False
     if (whole or below is not None) and rows[0][2] != below:
         return False
-    before = rows[0]
-    if before[1] != session_id:
+    # Whole columns compared at once (C loops): every parent is the row before it,
+    # every row is this session's.
+    ids = [row[0] for row in rows]
+    if [row[2] for row in rows[1:]] != ids[:-1]:
         return False
-    for row in rows[1:]:
-        if row[2] != before[0] or row[1] != session_id:
-            return False
-        before = row
-    return True
+    return [row[1] for row in rows].count(session_id) == len(rows)
 
 
 Rows = list[tuple[Any, ...]]
