@@ -1,15 +1,16 @@
 """The stores agent builders use today, side by side with sessionforest in one run.
 
 Each store appends the same 2,000 messages of ~500 bytes one at a time (one
-call, one transaction each), then loads the whole history; medians of 3 runs,
-a fresh file per run. Stores:
+call, one transaction each), then loads the whole history; medians of RUNS
+runs, a fresh file per run, the stores interleaved. Stores:
 
-- sessionforest at both durabilities (`Forest.append`, whose index work waits
-  for the appends to pause, store/sqlite/search/idle.py; it is then done at
-  once and timed apart, the "with the index work it deferred" row; load: `active_path`
-  with every payload decoded, as an agent reads it; served from the store's
-  in-memory path cache when warm, and timed once more with that cache dropped
-  before each call: the first read of a newly opened store);
+- sessionforest at both durabilities (`Forest.append`; its index work waits
+  for the appends to pause, store/sqlite/search/idle.py: right after the
+  burst it is done at once, as a search would, and timed apart, the "with the
+  index work it deferred" row; load: `active_path` with every payload
+  decoded, as an agent reads it, served from the store's in-memory path cache
+  when warm, and timed once more with that cache dropped before each call:
+  the first read of a newly opened store);
 - OpenAI Agents `SQLiteSession` and `AdvancedSQLiteSession` (package
   `openai-agents`; `add_items([item])`, `get_items()`; WAL, synchronous FULL,
   SQLite's default), driven from one event loop as an agent would;

@@ -22,11 +22,19 @@ ENTRY_COLUMNS = (
     "context_visibility, created_at, stamp"
 )
 
-INSERT_ENTRY = f"INSERT INTO session_entries({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-# An append's row also names its parent's sequence (migrations.entry_branch_index).
+# An append's row: ENTRY_COLUMNS' values and its parent's sequence, which the
+# append knows (migrations.entry_branch_index).
 APPEND_ENTRY = (
     f"INSERT INTO session_entries({ENTRY_COLUMNS}, parent_sequence) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+# An importer's or restore's row: the parent's sequence read by its id (one
+# primary-key probe; NULL for a parent not stored, which the caller's checks refuse).
+BULK_ENTRY = (
+    f"INSERT INTO session_entries({ENTRY_COLUMNS}, parent_sequence) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+    "(SELECT p.sequence FROM session_entries p WHERE p.id = ?3))"
 )
 
 # Children: the one that directly follows its parent, by the (session_id, sequence)
@@ -73,8 +81,9 @@ ORDER BY c.sequence LIMIT 1
 
 
 def insert_entries(conn: sqlite3.Connection, rows: list[Row]) -> None:
-    """Insert `rows` (INSERT_ENTRY's columns) and empty the list."""
-    conn.executemany(INSERT_ENTRY, rows)
+    """Insert `rows` (ENTRY_COLUMNS' values, each parent stored before its child)
+    and empty the list; each row's parent sequence is looked up as it goes in."""
+    conn.executemany(BULK_ENTRY, rows)
     rows.clear()
 
 
