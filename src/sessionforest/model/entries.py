@@ -205,16 +205,17 @@ class Snapshot:
             "active_path": list(self.active_path),
             "tips": list(self.tips),
             "checkpoints": [{"id": i, "label": label} for i, label in self.checkpoints],
+            # Unpacked, not read by attribute: a 10,000-node tree is 60,000 reads fewer.
             "nodes": [
                 {
-                    "id": n.id,
-                    "parent_id": n.parent_id,
-                    "sequence": n.sequence,
-                    "kind": n.kind,
-                    "context_visibility": n.context_visibility,
-                    "active": n.id in active,
+                    "id": node_id,
+                    "parent_id": parent_id,
+                    "sequence": sequence,
+                    "kind": kind,
+                    "context_visibility": visibility,
+                    "active": node_id in active,
                 }
-                for n in self.nodes
+                for node_id, parent_id, sequence, kind, visibility, _version in self.nodes
             ],
             **self.divergence.to_json(),
         }

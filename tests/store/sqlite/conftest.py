@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,20 @@ def forest(tmp_path: Path) -> Iterator[Forest]:
     store = Forest.open(tmp_path / "forest.db", clock=lambda: NOW)
     yield store
     store.close()
+
+
+def text(body: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": body}]}
+
+
+def rows(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def pending(path: Path) -> list[tuple[Any, ...]]:
+    """What appends have left for the index, by session (search/catchup.py)."""
+    return rows(path, "SELECT session_id, from_sequence FROM search_pending ORDER BY 1")
 
 
 def indexed(path: Path) -> None:

@@ -9,40 +9,25 @@ is indexed, none at or above it.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import closing
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sessionforest import Forest
 from sessionforest.store.sqlite.search import catchup
 
-NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
+from .conftest import NOW, pending, rows, text
+
 DEADLINE = 60.0  # seconds a test waits for the thread; it needs milliseconds
-
-
-def text(body: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": body}]}
-
-
-def rows(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with closing(sqlite3.connect(path)) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def pending(path: Path) -> list[tuple[Any, ...]]:
-    return rows(path, "SELECT session_id, from_sequence FROM search_pending ORDER BY 1")
 
 
 def indexed_sequences(path: Path, sid: str) -> list[int]:
@@ -227,3 +212,17 @@ def test_kill_9_mid_chunk_keeps_every_chunk_whole(tmp_path: Path, seed: int) -> 
         assert [h.sequence for h in again.search_session_entries("s-kill", "k1999")] == [2000]
         assert indexed_sequences(path, "s-kill") == list(range(1, 2001))
         assert again.check().ok
+
+
+def test_a_store_dropped_without_close_ends_its_thread(tmp_path: Path) -> None:
+    path = tmp_path / "dropped.db"
+    before = set(index_threads())
+    forest = Forest.open(path)
+    sid = forest.create_session("t")
+    forest.append(sid, "user.message", text("tangerine"))
+    assert len(set(index_threads()) - before) == 1
+    wait_for(lambda: pending(path) == [])  # it indexed, then waits for more
+    del forest
+    gc.collect()
+    wait_for(lambda: set(index_threads()) - before == set())
+    assert indexed_sequences(path, sid) == [1]

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from sessionforest import Forest
+from sessionforest import Entry, Forest
 from sessionforest.store.sqlite.search import catchup
 
-from .conftest import NOW, indexed, raw_move
+from .conftest import NOW, indexed, pending, raw_move, rows, text
 
 
 @pytest.fixture
@@ -36,19 +36,6 @@ def forest(tmp_path: Path) -> Iterator[Forest]:
     store = Forest.open(tmp_path / "forest.db", clock=lambda: NOW, background_index=False)
     yield store
     store.close()
-
-
-def text(body: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": body}]}
-
-
-def rows(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with closing(sqlite3.connect(path)) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def pending(path: Path) -> list[tuple[Any, ...]]:
-    return rows(path, "SELECT session_id, from_sequence FROM search_pending ORDER BY 1")
 
 
 def materialised(path: Path, sid: str) -> tuple[str | None, list[str]]:
@@ -524,3 +511,33 @@ def test_check_finds_a_misstated_parent_sequence(forest: Forest) -> None:
     report = forest.check()
     assert [(p.code, p.entry_id) for p in report.problems] == [("parent-sequence-mismatch", "liar")]
     assert "as 7, but the parent has 1" in report.problems[0].detail
+
+
+def test_grouped_appends_remember_state_as_single_ones_do(tmp_path: Path) -> None:
+    # The server's group commit: several appends in one transaction, one refused.
+    from sessionforest.errors import HeadMoved
+    from sessionforest.store.base import AppendRequest
+
+    path = tmp_path / "group.db"
+    with Forest.open(path) as forest, Forest.open(path) as other:
+        a, b = forest.create_session("a"), forest.create_session("b")
+        a1 = forest.append(a, "user.message", text("a1"))
+        done = forest.append_group(
+            [
+                AppendRequest(a, "user.message", text("a2")),
+                AppendRequest(b, "user.message", text("b1"), expect_head=a1.id),  # refused
+                AppendRequest(b, "user.message", text("b1 again")),
+                AppendRequest(a, "user.message", text("a3")),
+            ]
+        )
+        assert isinstance(done[1], HeadMoved)
+        a2, b1, a3 = done[0], done[2], done[3]
+        assert isinstance(a2, Entry) and isinstance(b1, Entry) and isinstance(a3, Entry)
+        assert (a2.parent_id, a3.parent_id, b1.parent_id) == (a1.id, a2.id, None)
+        b2 = forest.append(b, "user.message", text("b2"))
+        assert (b2.parent_id, b2.sequence) == (b1.id, 2)
+        o = other.append(a, "user.message", text("from the other store"))
+        [a4] = forest.append_group([AppendRequest(a, "user.message", text("a4"))])
+        assert isinstance(a4, Entry) and (o.parent_id, a4.parent_id) == (a3.id, o.id)
+        assert [e.id for e in forest.active_path(a)] == [a1.id, a2.id, a3.id, o.id, a4.id]
+        assert forest.check().ok

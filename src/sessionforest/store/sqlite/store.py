@@ -126,7 +126,7 @@ class SQLiteStore(SQLStore):
         self._unindexed = 0
         # Indexes what appends leave pending once they pause (search/idle.py); None
         # when the caller indexes only through searches and closes.
-        self._idle = idle.IdleIndexer(self.index_some, str(db.path)) if background else None
+        self._idle = idle.IdleIndexer(self, str(db.path)) if background else None
         # The rows of recently loaded active paths (paths.PathCache).
         self._paths = paths.PathCache()
         # APPEND_STATE's row for each session as this store's own appends left it, and
@@ -159,23 +159,33 @@ class SQLiteStore(SQLStore):
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            version = cursor.execute(DATA_VERSION).fetchone()[0]
-            number = db.writes
-            states = self._states
-            if self._states_at != (version, number - 1) or db.committed != number - 1:
-                states.clear()  # another connection committed, or another write ran here
-            known = states.get(session_id)
-            if known is not None and parent is not None and parent != known[1]:
-                known = None  # a branch: the row names the head, not this parent
-            done, after = self._append_in(
-                cursor, session_id, items, parent, expect_head, now, stamping, known
-            )
+            now_at = self._states_valid(cursor)
+            done, self._states[session_id] = self._append_in(
+                cursor, session_id, items, parent, expect_head, now, stamping,
+                self._state_of(session_id, parent),
+            )  # fmt: skip
             self._index_at_bound(cursor, len(items))
-            states[session_id] = after
-            self._states_at = (version, number)  # holds only if this commits (db.committed)
+            self._states_at = now_at  # holds only if this commits (db.committed)
         if self._idle is not None:
             self._idle.noted()
         return done
+
+    def _states_valid(self, cursor: sqlite3.Cursor) -> tuple[int, int]:
+        """Inside a write transaction: forget the remembered append states unless this
+        transaction directly follows the one that left them, committed, with no other
+        connection's commit between; returns what they will hold for once it commits."""
+        db = self._db
+        version = cursor.execute(DATA_VERSION).fetchone()[0]
+        number = db.writes
+        if self._states_at != (version, number - 1) or db.committed != number - 1:
+            self._states.clear()  # another connection committed, or another write ran here
+        return version, number
+
+    def _state_of(self, session_id: str, parent: str | None) -> tuple[Any, ...] | None:
+        known = self._states.get(session_id)
+        if known is not None and parent is not None and parent != known[1]:
+            return None  # a branch: the row names the head, not this parent
+        return known
 
     def _index_at_bound(self, cursor: sqlite3.Cursor, added: int) -> None:
         self._unindexed += added
@@ -256,15 +266,22 @@ class SQLiteStore(SQLStore):
         with db.write():
             cursor = db.cursor
             assert cursor is not None
+            now_at = self._states_valid(cursor)
             for one in group:
                 cursor.execute("SAVEPOINT one_append")
                 try:
-                    results.append(self._append_in(cursor, *one)[0])
+                    done, after = self._append_in(
+                        cursor, *one, self._state_of(one.session_id, one.parent)
+                    )
+                    self._states[one.session_id] = after
+                    results.append(done)
                 except ForestError as exc:
+                    # Rolled back to before it: the session's remembered row still holds.
                     cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
                 cursor.execute("RELEASE one_append")
             self._index_at_bound(cursor, len(group))
+            self._states_at = now_at
         if self._idle is not None:
             self._idle.noted()
         return results

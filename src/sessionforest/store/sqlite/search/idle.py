@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Final
+import weakref
+from typing import Final, Protocol
 
 from . import catchup
 
@@ -34,12 +34,22 @@ log = logging.getLogger("sessionforest.index")
 QUIET: Final = 0.05
 
 
-class IdleIndexer:
-    """One writer's background indexer; `index(limit)` runs one chunk and returns
-    whether anything is left pending."""
+class Indexes(Protocol):
+    def index_some(self, limit: int | None = None) -> bool:
+        """Index about `limit` pending entries in one write transaction; returns
+        whether any are left (store.py)."""
+        ...
 
-    def __init__(self, index: Callable[[int], bool], name: str) -> None:
-        self._index = index
+
+class IdleIndexer:
+    """One writer's background indexer, for the store that owns it.
+
+    The thread holds the store only weakly: a store dropped without `close()` is
+    collected as before, and its thread then ends (the store's finalizer wakes it)."""
+
+    def __init__(self, store: Indexes, name: str) -> None:
+        self._store = weakref.ref(store)
+        weakref.finalize(store, self._stop)
         self._name = name
         self._last = 0.0  # monotonic time of the last append noted
         self._noted = False  # an append since the thread last started indexing
@@ -67,12 +77,15 @@ class IdleIndexer:
     def close(self) -> None:
         """Stop the thread, after the chunk it may be indexing (the caller indexes
         the rest)."""
-        with self._wake:
-            self._closing = True
-            self._wake.notify()
+        self._stop()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
+
+    def _stop(self) -> None:
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
 
     def _run(self) -> None:
         wake = self._wake
@@ -86,8 +99,11 @@ class IdleIndexer:
                 # indexed by the chunks below; one noted after it wakes another round.
                 self._noted = False
             started = self._last
+            store = self._store()
+            if store is None:
+                return  # the store is gone
             try:
-                while self._index(catchup.CHUNK):
+                while store.index_some(catchup.CHUNK):
                     if self._closing:
                         return
                     if self._last != started:  # appends resumed: wait for them to pause
@@ -99,6 +115,7 @@ class IdleIndexer:
                 if not self._failed:
                     log.warning("background indexing of %s failed: %s", self._name, exc)
                 self._failed = True
+            del store  # hold the store only while indexing
 
     def _quiet(self) -> bool:
         """Wait (holding the condition) until no append came for QUIET seconds;
