@@ -48,6 +48,7 @@ WHOLE = 1 << 62
 # INSERT ... SELECT doing the checks in place measured slower: SQLite
 # materialises a SELECT that reads the table being inserted into.)
 DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
+STATES_KEPT = 4096  # sessions whose append state a store remembers at most
 APPEND_STATE = """
 SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
@@ -177,8 +178,11 @@ class SQLiteStore(SQLStore):
         db = self._db
         version = cursor.execute(DATA_VERSION).fetchone()[0]
         number = db.writes
+        states = self._states
         if self._states_at != (version, number - 1) or db.committed != number - 1:
-            self._states.clear()  # another connection committed, or another write ran here
+            states.clear()  # another connection committed, or another write ran here
+        elif len(states) >= STATES_KEPT:
+            states.clear()  # a long-lived writer to very many chats: start over
         return version, number
 
     def _state_of(self, session_id: str, parent: str | None) -> tuple[Any, ...] | None:
