@@ -1,20 +1,20 @@
 """T1: one list of matching entries and one of chats ranked by whole-chat evidence, fused.
 
 AND first, relaxed to OR below four chats; an AND that finds fewer chats than
-asked for is topped up by the OR's other chats, ranked after it. Chats are fused by reciprocal rank
-(weight / (60 + rank): entries 1, digests 2 under AND (after an OR their
-chats join as candidates only), and a list ranking chats by whole-chat
-evidence (`evidence`): a BM25F over how many of their entries match each
-term, the chat digest counting as one more entry, length-normalised by the
-chat's size, plus, for the chats it ranks first, the score of their best
+asked for is topped up by the OR's other chats, ranked after it. Chats are
+fused by reciprocal rank (weight / (60 + rank): entries 1, digests 2 under AND
+(after an OR their chats join as candidates only), and a list ranking chats by
+whole-chat evidence (`evidence`): a BM25F over how many of their entries match
+each term, the chat digest counting as one more entry, length-normalised by
+the chat's size, plus, for the chats it ranks first, the score of their best
 passage of a few consecutive entries; every typed word the budget affords
-counts, not only the rarest six: 1 under AND, 16 after an OR, where no
-single entry holds every word and the chat-level evidence decides) plus
-small bonuses for several matching entries, for covering every term and for
-recency. Only top-level, unquarantined chats count; ended and archived ones
-are included and marked. Every list comes from the search backend's
-primitives (store/base.SearchIndex); a further leg (say a semantic one) is
-one more ranked list with its own weight in `_base_score`.
+counts, not only the rarest six: 1 under AND, 16 after an OR, where no single
+entry holds every word and the chat-level evidence decides) plus small bonuses
+for several matching entries, for covering every term and for recency. Only
+top-level, unquarantined chats count; ended and archived ones are included and
+marked. Every list comes from the search backend's primitives
+(store/base.SearchIndex); a further leg (say a semantic one) is one more
+ranked list with its own weight in `_base_score`.
 """
 
 from __future__ import annotations
