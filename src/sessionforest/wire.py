@@ -113,6 +113,12 @@ class CheckReportJson(TypedDict):
     quarantined: list[str]
 
 
+class BacklogJson(TypedDict):
+    index_pending: int
+    vectors_pending: int | None
+    vector_chats_pending: int | None
+
+
 class RepairActionJson(TypedDict):
     code: str
     detail: str

@@ -20,6 +20,7 @@ from .imports import (
     Transcript,
 )
 from .sessions import (
+    Backlog,
     CheckReport,
     Problem,
     RepairAction,
@@ -38,6 +39,7 @@ __all__ = [
     "SUPPORTED_SCHEMA_VERSIONS",
     "Agent",
     "AgentRole",
+    "Backlog",
     "ChatReport",
     "ChatResult",
     "ChatSpec",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..wire import (
+    BacklogJson,
     CheckReportJson,
     ProblemJson,
     RepairActionJson,
@@ -90,6 +91,23 @@ class Problem:
             "code": self.code,
             "entry_id": self.entry_id,
             "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """What waits behind a store's writes (Forest.backlog): entries not yet in the
+    full-text index, and without the semantic leg's vectors (None: no leg)."""
+
+    index_pending: int
+    vectors_pending: int | None
+    vector_chats_pending: int | None
+
+    def to_json(self) -> BacklogJson:
+        return {
+            "index_pending": self.index_pending,
+            "vectors_pending": self.vectors_pending,
+            "vector_chats_pending": self.vector_chats_pending,
         }
 
 

@@ -9,7 +9,6 @@ the event loop) in that same order. Nothing here runs the facade on the loop.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -28,15 +27,10 @@ from .changes import Change, Hub, Push
 from .limits import Limits
 
 T = TypeVar("T")
-log = logging.getLogger("sessionforest.server")
 
 # How often other processes' commits are looked for: the UI's "within a second".
 WATCH_SECONDS = 0.25
 READERS = 4  # reader threads; more would only queue on the GIL on a small machine
-# The semantic leg's vectors (the [semantic] extra) are computed behind the
-# appends by one background thread, this many entries per step, so a stop
-# never waits for more than one batch.
-VECTOR_STEP = 256
 
 
 class Client:
@@ -125,48 +119,18 @@ class Server:
         self._ours_lock = threading.RLock()
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
-        # The semantic leg's catch-up (only with the leg): woken by every commit,
-        # this server's or another process's, and once at start for a backlog.
-        self._vectors_due = threading.Event()
-        self._vectorizer: threading.Thread | None = None
 
     def watch(self, every: float = WATCH_SECONDS) -> None:
-        """Start publishing other processes' commits (needs `loop`) and, with the
-        semantic leg, computing new entries' vectors behind the appends; idempotent."""
+        """Start publishing other processes' commits (needs `loop`); idempotent. The
+        store's maintenance thread (the Forest's) takes over any backlog of index
+        and vectors from before the server started, and what other processes
+        write from then on."""
         if self._watcher is None:
+            self.forest.maintain()
             self._watcher = threading.Thread(
                 target=self._watch, args=(every,), name="forest-watch", daemon=True
             )
             self._watcher.start()
-        if self._vectorizer is None and self.forest.semantic and self.forest.readonly_why is None:
-            self._vectors_due.set()  # a backlog from before this server started
-            self._vectorizer = threading.Thread(
-                target=self._vectorize, name="forest-vectors", daemon=True
-            )
-            self._vectorizer.start()
-
-    def _vectorize(self) -> None:
-        """Embed pending entries, VECTOR_STEP at a time, whenever a commit wakes it.
-
-        Embedding runs outside any transaction and each step stores its vectors
-        in one short write, so appends and searches go on meanwhile; a search
-        still embeds a handful of pending entries itself (search/semantic.py),
-        so what was appended a moment ago is found either way."""
-        while True:
-            self._vectors_due.wait()
-            if self._stop.is_set():
-                return
-            self._vectors_due.clear()
-            try:
-                while not self._stop.is_set():
-                    done, _ = self.forest.index_semantic(limit=VECTOR_STEP)
-                    if done < VECTOR_STEP:
-                        break
-            except ForestError:
-                continue  # busy or briefly unreadable: the next commit wakes it again
-            except Exception:  # the model itself failed: say so once and stop trying
-                log.exception("computing entry vectors failed; the server stops doing it")
-                return
 
     def _remember(self, changes: list[Change]) -> None:
         with self._ours_lock:
@@ -196,7 +160,7 @@ class Server:
                     kind = "status"
                 changes.append(Change(sid, kind, head, status, None))
             if changes:
-                self._vectors_due.set()
+                self.forest.maintain()  # another process wrote: index and vectors due
                 if self.loop is not None:
                     self.loop.call_soon_threadsafe(self.hub.publish, changes)
 
@@ -253,7 +217,6 @@ class Server:
                 loop.call_soon_threadsafe(_settle, future, outcome)
             if changes:
                 self._remember(changes)
-                self._vectors_due.set()
                 loop.call_soon_threadsafe(self.hub.publish, changes)
 
     def _commit(self, fn: Callable[[Call], T], call: Call, loop: asyncio.AbstractEventLoop) -> T:
@@ -266,7 +229,6 @@ class Server:
                 # import) still reports what it committed.
                 if call.changes:
                     self._remember(list(call.changes))
-                    self._vectors_due.set()
                     loop.call_soon_threadsafe(self.hub.publish, list(call.changes))
 
     def status_of(self, session_id: str) -> str:
@@ -295,11 +257,8 @@ class Server:
     def close(self) -> None:
         """Let running writes finish (each is one transaction), then close the store."""
         self._stop.set()
-        self._vectors_due.set()
         if self._watcher is not None:
             self._watcher.join()
-        if self._vectorizer is not None:
-            self._vectorizer.join()
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.forest.close()

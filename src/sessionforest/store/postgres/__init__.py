@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ...errors import StoreMissing, StoreUnreadable
+from ..base.maintenance import Maintenance
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
@@ -41,6 +42,7 @@ class PostgresBackend:
     trees: PostgresTrees
     bulk: PostgresBulk
 
+    maintenance: Maintenance
     name = "postgresql"
     path: Path | None = None
     vectors: PostgresVectors | None = None
@@ -50,7 +52,16 @@ class PostgresBackend:
         return self.db.where
 
     def close(self) -> None:
+        self.maintenance.close()
         self.db.close()
+
+    def catch_up(self) -> bool:
+        """Nothing waits here: an append's own transaction indexes it (its triggers)."""
+        return False
+
+    def backlog(self) -> int:
+        """Entries waiting for the full-text index: none (see `catch_up`)."""
+        return 0
 
     @contextmanager
     def search(self) -> Iterator[PostgresSearch]:
@@ -136,5 +147,10 @@ def open_postgres(
         conn.close()
     db = Database(url, where, READ_ONLY_ASKED if readonly else None, migrated)
     return PostgresBackend(
-        db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db), vectors=PostgresVectors(db)
+        db,
+        PostgresStore(db),
+        PostgresTrees(db),
+        PostgresBulk(db),
+        Maintenance(where),
+        vectors=PostgresVectors(db),
     )
