@@ -2,7 +2,8 @@
 
 `ProviderStandIn` is a real HTTP server speaking Anthropic Messages
 (`/v1/messages`), OpenAI Responses and Chat Completions (`/v1/responses`,
-`/v1/chat/completions`) and Gemini (`/v1beta/models/M:generateContent`,
+`/v1/chat/completions`; `/v1/responses/compact` keeps the input's user messages
+and adds one compaction item) and Gemini (`/v1beta/models/M:generateContent`,
 `:streamGenerateContent?alt=sse`, `:countTokens`), as JSON or, when the request
 asks to stream, as server-sent events shaped like the providers' own. A reply
 may call tools (`ToolCall`), each in its API's own form (tool_use, function_call,
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-PATHS = ("/v1/messages", "/v1/responses", "/v1/chat/completions")
+PATHS = ("/v1/messages", "/v1/responses", "/v1/chat/completions", "/v1/responses/compact")
 # Gemini's paths name the model and the method: /v1beta/models/MODEL:METHOD
 GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(\w+)$")
 GEMINI_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
@@ -205,6 +206,21 @@ def _output(reply: Reply) -> list[dict[str, Any]]:
 
 def openai_response(reply: Reply, model: str) -> dict[str, Any]:
     return _response(reply, model, "completed", _output(reply))
+
+
+def openai_compaction(body: dict[str, Any]) -> dict[str, Any]:
+    """`POST /v1/responses/compact`: the input's user messages, then one compaction item
+    (as the API documents its output), the encrypted content naming how many items went in."""
+    items = body.get("input") or []
+    kept = [i for i in items if isinstance(i, dict) and i.get("role") == "user"]
+    compaction = {"type": "compaction", "id": "cmp_standin",
+                  "encrypted_content": f"standin-compacted:{len(items)}"}  # fmt: skip
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 12}  # fmt: skip
+    return {"id": "cmp_resp_standin", "object": "response.compaction",
+            "created_at": int(time.time()), "output": [*kept, compaction],
+            "usage": usage}  # fmt: skip
 
 
 def openai_events(reply: Reply, model: str) -> list[dict[str, Any]]:
@@ -417,6 +433,9 @@ class ProviderStandIn:
                     return
                 if path not in PATHS:
                     self._json(404, {"error": {"message": f"no such path {path}"}})
+                    return
+                if path == "/v1/responses/compact":
+                    self._json(200, openai_compaction(body))
                     return
                 reply = standin._next(body)
                 if reply.delay:
