@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from follow_helpers import contents, grow
-from standin import Reply
 
+from follow_helpers import contents, grow
 from sessionforest import Forest
 from sessionforest.io.common import Ids
+from standin import Reply
 
 DATA = Path(__file__).parents[2].parent / "shared" / "data"
 RECORDING = DATA / "codex" / "ai-sessions" / "codex-pomodor-timer.jsonl"
@@ -42,8 +42,10 @@ def test_the_recording_maps_every_item_once(forest: Forest) -> None:
     assert kinds["tool.completed"] == calls
     assert kinds["user.message"] == 3 and kinds["system.message"] == 1  # environment_context
     entries = forest.entries(chat.session_id)
-    called = {b["id"] for e in entries if e.kind == "assistant.message" for b in e.payload["content"]
-              if b["type"] == "tool_call"}  # fmt: skip
+    called = {
+        b["id"] for e in entries if e.kind == "assistant.message"
+        for b in e.payload["content"] if b["type"] == "tool_call"
+    }  # fmt: skip
     answered = {e.payload["call_id"] for e in entries if e.kind == "tool.completed"}
     assert called == answered and len(called) == calls
     texts = [b["text"] for e in entries if e.kind == "user.message" for b in e.payload["content"]]
