@@ -74,7 +74,8 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         if options.stdio:
             from .stdio import serve_stdio
 
-            asyncio.run(serve_stdio(server))
+            if not asyncio.run(serve_stdio(server)):
+                raise SystemExit(1)  # the peer was cut off as too slow (logged)
         else:
             _serve_http(server, options, echo)
     finally:
