@@ -8,7 +8,7 @@
     GET  /       the web UI (ui.py)
 
 Bodies and frames past `Limits.max_body` are refused before they are read
-whole. Each WebSocket is a `Connection` (connection.py: one ordered outbox,
+whole. Each WebSocket is a `Peer` (peer.py: one ordered outbox,
 the in-flight limit, teardown); a client that lets `max_outbox` messages
 pile up is disconnected (code 1013) rather than silently missing one, and
 catches up on reconnect (changes.py).
@@ -30,8 +30,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .api import METHODS
-from .connection import Connection
 from .context import Client, Server
+from .peer import Peer
 from .rpc import INVALID_REQUEST, Dispatcher, error_message
 from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
 from .ui import ui_routes
@@ -106,7 +106,7 @@ def _too_large(limit: int) -> Response:
 
 
 class _Socket:
-    """A WebSocket as a connection's transport: one text frame per message."""
+    """A WebSocket as a peer's transport: one text frame per message."""
 
     def __init__(self, socket: WebSocket) -> None:
         self.socket = socket
@@ -123,8 +123,8 @@ class _Socket:
 
 async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Server) -> None:
     limits = server.limits
-    connection = Connection(server, dispatcher, "websocket", _Socket(socket))
-    send = connection.send
+    peer = Peer(server, dispatcher, "websocket", _Socket(socket))
+    send = peer.send
     try:
         token = socket.scope.get(AUTH_PENDING)
         if token is not None and not await _authenticated(socket, token, send):
@@ -139,11 +139,11 @@ async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Serve
             if len(text) > limits.max_body:
                 send(error_message(INVALID_REQUEST, f"message exceeds {limits.max_body} bytes"))
                 continue
-            await connection.submit(text)  # past max_inflight, stop reading: TCP pushes back
+            await peer.submit(text)  # past max_inflight, stop reading: TCP pushes back
     except WebSocketDisconnect:
         pass
     finally:
-        await connection.close()
+        await peer.close()
 
 
 async def _authenticated(socket: WebSocket, token: str, send: Any) -> bool:

@@ -2,7 +2,7 @@
 
 A harness spawns `forest serve --stdio` as a child: one message per line in,
 one answer (or notification) per line out, nothing else on stdout (logs go to
-stderr). The peer is one `Connection` (connection.py): requests run
+stderr). The peer is one `Peer` (peer.py): requests run
 concurrently (at most `max_inflight`, then stdin is not read until one
 ends); at most `max_outbox` messages wait for the peer to read them, past
 which it is cut off as too slow: the server stops reading, says so on stderr
@@ -26,15 +26,15 @@ import sys
 from typing import IO, Any
 
 from .api import METHODS
-from .connection import Connection
 from .context import Server
+from .peer import Peer
 from .rpc import INVALID_REQUEST, Dispatcher, error_message
 
 log = logging.getLogger("sessionforest.server")
 
 
 class _Lines:
-    """stdout as a connection's transport: one message per line."""
+    """stdout as a peer's transport: one message per line."""
 
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
@@ -93,7 +93,7 @@ async def serve_stdio(
 
     # SIGINT/SIGTERM, or a peer cut off as too slow, stop reading; running requests
     # finish; then the server closes.
-    connection = Connection(server, Dispatcher(server, METHODS), "stdio", lines,
+    peer = Peer(server, Dispatcher(server, METHODS), "stdio", lines,
                             on_overflow=stop_reading)  # fmt: skip
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop_reading)
@@ -103,7 +103,7 @@ async def serve_stdio(
                 line = await reader.readline()
             except ValueError:  # longer than the limit: skip to the next newline
                 message = f"message exceeds {limits.max_body} bytes"
-                connection.send(error_message(INVALID_REQUEST, message))
+                peer.send(error_message(INVALID_REQUEST, message))
                 with contextlib.suppress(ValueError):
                     await reader.readuntil(b"\n")
                 continue
@@ -111,15 +111,15 @@ async def serve_stdio(
                 break
             if not line.strip():
                 continue
-            await connection.submit(line)
+            await peer.submit(line)
     except asyncio.CancelledError:
         pass  # a signal or an overflow: stop as at end of input
     finally:
         reading = False
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await connection.close()
-    if connection.overflowed:
+        await peer.close()
+    if peer.overflowed:
         log.error(
             "forest serve --stdio: the peer left %d messages unread; stopping (restart and "
             "catch up with sessions/subscribe since/epoch)", limits.max_outbox,

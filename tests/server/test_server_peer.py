@@ -1,4 +1,4 @@
-"""The connection both pushable transports share (connection.py), in-process with a
+"""The connection both pushable transports share (peer.py), in-process with a
 real store: the bounded outbox, the in-flight limit, teardown; and the stdio transport
 over real pipes cutting off a peer that stops reading."""
 
@@ -13,15 +13,15 @@ import orjson
 
 from sessionforest import Forest
 from sessionforest.server.api import METHODS
-from sessionforest.server.connection import Connection
 from sessionforest.server.context import Call, Server
 from sessionforest.server.limits import Limits
+from sessionforest.server.peer import Peer
 from sessionforest.server.registry import Group, NoParams, Registry
 from sessionforest.server.rpc import Dispatcher
 from sessionforest.server.stdio import serve_stdio
 
 
-class Peer:
+class Reader:
     """A transport whose peer reads only while `reading` is set."""
 
     def __init__(self) -> None:
@@ -59,9 +59,9 @@ def test_in_flight_limit_and_teardown_wait_for_running_requests(tmp_path: Path) 
 
     server = Server(Forest.open(tmp_path / "s.db"), limits=Limits(max_inflight=2))
 
-    async def main() -> Peer:
-        peer = Peer()
-        conn = Connection(server, Dispatcher(server, Registry(group)), "test", peer)
+    async def main() -> Reader:
+        peer = Reader()
+        conn = Peer(server, Dispatcher(server, Registry(group)), "test", peer)
         await conn.submit(_request("test/wait", 1))
         await conn.submit(_request("test/wait", 2))
         third = asyncio.create_task(conn.submit(_request("test/wait", 3)))
@@ -86,9 +86,9 @@ def test_a_peer_that_stops_reading_is_cut_off_and_its_subscriptions_dropped(
 ) -> None:
     server = Server(Forest.open(tmp_path / "s.db"), limits=Limits(max_outbox=5))
 
-    async def main() -> tuple[Peer, Connection]:
-        peer = Peer()
-        conn = Connection(server, Dispatcher(server, METHODS), "test", peer)
+    async def main() -> tuple[Reader, Peer]:
+        peer = Reader()
+        conn = Peer(server, Dispatcher(server, METHODS), "test", peer)
         await conn.submit(_request("sessions/subscribe", 1))
         while not peer.got:
             await asyncio.sleep(0.01)

@@ -1,4 +1,5 @@
-"""One connection the server can push to (a WebSocket or the stdio peer).
+"""One peer the server can push to: a WebSocket or the stdio peer (its JSON-RPC
+conversation; the socket-level accounting of open connections is connections.py).
 
 Both transports frame messages their own way and share everything else here:
 
@@ -42,7 +43,7 @@ class Transport(Protocol):
         """The connection is done: nothing more will be written."""
 
 
-class Connection:
+class Peer:
     """The outbox, in-flight limit and teardown of one pushable client."""
 
     def __init__(
