@@ -632,9 +632,8 @@ class Forest(TreeFacade):
             self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
             progress=progress,
         )  # fmt: skip
-        if self._semantic is not None and report.entries:
-            self._indexed()
-            self._semantic.catch_up()
+        if report.entries:
+            self._wrote()  # their vectors follow on the maintenance thread
         return report, done
 
     def copy_to(
