@@ -137,9 +137,11 @@ class Forest(TreeFacade):
         cannot be written opens read-only (`forest.readonly`).
 
         A SQLite writer indexes its appends for search on a background thread
-        once they pause (`background_index`; False: searches, `close` and every
-        10,000th unindexed append index them). A search always finds every
-        append acknowledged before it. PostgreSQL indexes inside the append.
+        once they pause, and with the semantic leg embeds what was written
+        (`background_index`; False: searches, `close` and every 10,000th
+        unindexed append index them, `index_semantic` embeds). A search always
+        finds every append acknowledged before it. PostgreSQL indexes inside
+        the append.
         """
         if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")

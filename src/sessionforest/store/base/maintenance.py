@@ -68,8 +68,12 @@ def _weak(step: Callable[[], bool]) -> Callable[[], Callable[[], bool] | None]:
 class Maintenance:
     """A backend's maintenance thread and its jobs (see the module docstring)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, enabled: bool = True) -> None:
         self._name = name
+        # False: no thread and no job (a store opened read-only, or with
+        # background_index=False): what is due waits for a search, a close or a
+        # command that does it.
+        self.enabled = enabled
         self._jobs: dict[str, Job] = {}
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -86,7 +90,10 @@ class Maintenance:
         quiet: float = 0.0,
         then: tuple[str, ...] = (),
     ) -> None:
-        """Add (or replace) the job `name`; `step` is held weakly when it is a bound method."""
+        """Add (or replace) the job `name`; `step` is held weakly when it is a bound method.
+        Nothing is added while the maintenance is not `enabled`."""
+        if not self.enabled:
+            return
         job = Job(name, _weak(step), quiet, then)
         owner = getattr(step, "__self__", None)
         if owner is not None:

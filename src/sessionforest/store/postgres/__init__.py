@@ -119,10 +119,10 @@ def open_postgres(
     Durability: a commit returns once PostgreSQL has flushed its WAL
     (synchronous_commit on, the server's default), which survives a crash of
     any process and of the machine, so "normal" and "full" are the same here.
-    `background_index` has nothing to do here: an append's own transaction
-    indexes it (the statement-level trigger, rows.py).
+    An append's own transaction indexes it (the statement-level trigger,
+    rows.py); `background_index` says whether the maintenance thread embeds
+    the semantic leg's vectors behind the writes.
     """
-    del background_index
     where = redacted(url)
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
@@ -151,6 +151,6 @@ def open_postgres(
         PostgresStore(db),
         PostgresTrees(db),
         PostgresBulk(db),
-        Maintenance(where),
+        Maintenance(where, enabled=background_index and not readonly),
         vectors=PostgresVectors(db),
     )

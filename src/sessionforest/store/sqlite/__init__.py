@@ -86,8 +86,9 @@ def open_sqlite(
     background_index: bool = True,
 ) -> SQLiteBackend:
     """Open the store file at `path` (None: `FOREST_DB` or the user data directory).
-    `background_index`: index appended entries on the maintenance thread once
-    appends pause (derived.py); False leaves them to searches, closes and the bound."""
+    `background_index`: index appended entries (and, with the semantic leg,
+    embed them) on the maintenance thread once appends pause (derived.py);
+    False leaves them to searches, closes, the bound and `forest index`."""
     target, opened = open_store(
         path,
         readonly=readonly,
@@ -96,8 +97,8 @@ def open_sqlite(
         busy_timeout_ms=busy_timeout_ms,
     )
     db = Database(target, opened)
-    maintenance = Maintenance(str(target))
-    store = SQLiteStore(db, maintenance if background_index and db.writer is not None else None)
+    maintenance = Maintenance(str(target), enabled=background_index and db.writer is not None)
+    store = SQLiteStore(db, maintenance)
     bulk = SQLiteBulk(db.path, write=db.write, read=db.read, index=store.derived.index_in)
     trees = SQLiteTrees(db)
     return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance)

@@ -75,9 +75,9 @@ class Derived:
         # them, an append indexes what is pending in its own transaction, which
         # bounds what a search must index before it reads.
         self._unindexed = 0
-        self._maintenance = maintenance
-        if maintenance is not None:
-            maintenance.add(FULL_TEXT, self._index_chunk, quiet=QUIET, then=(VECTORS,))
+        self._maintenance = maintenance if maintenance is not None and maintenance.enabled else None
+        if self._maintenance is not None:
+            self._maintenance.add(FULL_TEXT, self._index_chunk, quiet=QUIET, then=(VECTORS,))
 
     # --- the one invalidation point ---------------------------------------------------
 
