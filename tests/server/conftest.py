@@ -102,9 +102,10 @@ def error_of(client: httpx.Client, method: str, params: Any = None) -> dict[str,
 
 @functools.cache
 def openrpc() -> dict[str, Any]:
+    from sessionforest.server.api import METHODS
     from sessionforest.server.openrpc import document
 
-    return document()
+    return document(METHODS)
 
 
 def check_result(method: str, result: Any) -> None:

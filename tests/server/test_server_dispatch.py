@@ -9,22 +9,24 @@ import orjson
 
 from sessionforest import Forest
 from sessionforest.server.context import Client, Server
-from sessionforest.server.methods import REGISTRY, Method, NoParams
+from sessionforest.server.registry import Group, NoParams, Registry
 from sessionforest.server.rpc import Dispatcher
 
 
 def test_unexpected_exception_is_an_internal_error_without_traceback(tmp_path: Path) -> None:
+    group = Group("test")
+
+    @group.method("test/broken", NoParams, None, "read")
     def broken(call: object, params: object) -> None:
         raise RuntimeError("secret detail /home/user/path")
 
-    REGISTRY["test/broken"] = Method("test/broken", NoParams, None, "read", broken, "", "")
     server = Server(Forest.open(tmp_path / "s.db"))
     out: list[bytes] = []
     try:
         message = b'{"jsonrpc": "2.0", "method": "test/broken", "id": 9}'
-        asyncio.run(Dispatcher(server).handle(message, Client("test"), out.append))
+        dispatcher = Dispatcher(server, Registry(group))
+        asyncio.run(dispatcher.handle(message, Client("test"), out.append))
     finally:
-        del REGISTRY["test/broken"]
         server.close()
     reply = orjson.loads(out[0])
     assert reply["id"] == 9 and reply["error"]["code"] == -32603

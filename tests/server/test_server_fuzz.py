@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionforest.kinds import KINDS
-from sessionforest.server.methods import REGISTRY
+from sessionforest.server.api import METHODS as REGISTRY
 
 from .conftest import TEXT, Running, call
 

@@ -11,7 +11,7 @@ import pytest
 
 from sessionforest import Forest
 from sessionforest.errors import FAMILIES, Conflict, Damaged, InvalidInput, NotFound, Unavailable
-from sessionforest.server.methods import REGISTRY
+from sessionforest.server.api import METHODS as REGISTRY
 
 from .conftest import CALLED, TEXT, Running, call, error_of, start
 

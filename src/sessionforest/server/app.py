@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .api import METHODS
 from .context import Client, Server
 from .rpc import INVALID_REQUEST, Dispatcher
 from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
@@ -45,7 +46,7 @@ def _error_body(code: int, message: str) -> bytes:
 
 
 def build_app(server: Server) -> Starlette:
-    dispatcher = Dispatcher(server)
+    dispatcher = Dispatcher(server, METHODS)
     limits = server.limits
     sockets: set[WebSocket] = set()
 

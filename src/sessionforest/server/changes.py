@@ -15,11 +15,12 @@ exactly the entries missed, since entry sequences are durable.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ids import new_id
+from ..model import Entry
 from ..wire import ChangeJson, SubscriptionJson
 
 Push = Callable[[dict[str, Any]], None]
@@ -36,6 +37,14 @@ class Change:
     entry_ids: tuple[str, ...] | None = ()
     first_sequence: int | None = None
     last_sequence: int | None = None
+
+
+def appended(entries: Sequence[Entry], status: str) -> Change:
+    """The change one commit of `entries` (one chain of one session, in order) made:
+    the head is the last of them, their ids and sequence range are listed."""
+    first, last = entries[0], entries[-1]
+    ids = tuple(e.id for e in entries)
+    return Change(first.session_id, "appended", last.id, status, ids, first.sequence, last.sequence)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..deep import Prestarts
 from ..errors import ForestError, InvalidArgument
@@ -24,8 +24,11 @@ from ..forest import AppendRequest, Forest
 from ..ids import new_id
 from ..model import Entry
 from ..providers import ProviderConfig
-from .changes import Change, Hub, Push
+from .changes import Change, Hub, Push, appended
 from .limits import Limits
+
+if TYPE_CHECKING:
+    from .registry import Registry
 
 T = TypeVar("T")
 log = logging.getLogger("sessionforest.server")
@@ -55,11 +58,13 @@ class Client:
 
 @dataclass
 class Call:
-    """One method call: the facade, the client, and (for writes) the changes made."""
+    """One method call: the facade, the client, the methods it was dispatched
+    through, and (for writes) the changes made."""
 
     forest: Forest
     client: Client
     server: Server
+    methods: Registry
     changes: list[Change] = field(default_factory=list)
 
     def changed(self, change: Change) -> None:
@@ -245,11 +250,7 @@ class Server:
             changes = []
             for (_, future), outcome in zip(items, outcomes, strict=True):
                 if isinstance(outcome, Entry):
-                    sid, seq = outcome.session_id, outcome.sequence
-                    status = self.status_of(sid)
-                    changes.append(
-                        Change(sid, "appended", outcome.id, status, (outcome.id,), seq, seq)
-                    )
+                    changes.append(appended([outcome], self.status_of(outcome.session_id)))
                 loop.call_soon_threadsafe(_settle, future, outcome)
             if changes:
                 self._remember(changes)

@@ -1,9 +1,11 @@
-"""`rpc.discover`: the OpenRPC document, generated from the method registry.
+"""`rpc.discover`: the OpenRPC document, generated from a method registry.
 
 Params schemas come from each method's params Struct, result schemas from the
 wire TypedDicts, payload schemas from the kinds' Structs: msgspec emits them
 all from the same classes dispatch validates with, so the document cannot
-drift from the code. Built once per process.
+drift from the code. Built once per registry. This module declares
+`rpc.discover` itself (its `group`); the document it answers is of the
+registry the call was dispatched through.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from .. import __name__ as package
 from ..errors import FAMILIES
 from ..kinds import KINDS
 from ..wire import ChangeJson, ErrorJson
-from .methods import REGISTRY, AppendItem, AppendParams, Method
+from .context import Call
+from .handlers.entries import AppendItem, AppendParams
+from .registry import Group, Method, NoParams, Registry
 from .rpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
 OPENRPC_VERSION = "1.3.2"
@@ -54,9 +58,19 @@ def _family_errors() -> dict[str, dict[str, Any]]:
     return errors
 
 
+group = Group("openrpc")
+
+
+@group.method("rpc.discover", NoParams, dict[str, Any], "loop")
+def discover(call: Call, p: NoParams) -> dict[str, Any]:
+    """This API as an OpenRPC document: every method, its params and result schemas, errors."""
+    return document(call.methods)
+
+
 @functools.cache
-def document() -> dict[str, Any]:
-    methods = list(REGISTRY.values())
+def document(registry: Registry) -> dict[str, Any]:
+    """The OpenRPC document of every method in `registry`, in its order."""
+    methods = list(registry.values())
     kinds = sorted(KINDS)
     types: list[Any] = [m.params for m in methods] + [m.result for m in methods]
     types += [KINDS[k].payload for k in kinds] + [ChangeJson, ErrorJson]

@@ -23,7 +23,7 @@ import orjson
 from ..errors import ForestError, family
 from .context import Call, Client, Server
 from .limits import depth_exceeds
-from .methods import REGISTRY, Method, Subscribed
+from .registry import Method, Registry, Subscribed
 
 log = logging.getLogger("sessionforest.server")
 
@@ -95,8 +95,11 @@ def params_of(method: Method, raw: Any) -> Any:
 
 
 class Dispatcher:
-    def __init__(self, server: Server) -> None:
+    """Answers messages with the methods of `methods` (api.METHODS: the whole API)."""
+
+    def __init__(self, server: Server, methods: Registry) -> None:
         self.server = server
+        self.methods = methods
 
     async def handle(self, raw: bytes | str, client: Client, send: Callable[[bytes], None]) -> None:
         """Answer one message through `send` (nothing for notifications only); a
@@ -171,12 +174,12 @@ class Dispatcher:
         return _response(request_id, result)
 
     async def call(self, name: str, raw_params: Any, client: Client) -> Any:
-        method = REGISTRY.get(name)
+        method = self.methods.get(name)
         if method is None:
             raise RpcError(METHOD_NOT_FOUND, f"method not found: {name}", {"method": name})
         params = params_of(method, raw_params)
         server = self.server
-        call = Call(server.forest, client, server)
+        call = Call(server.forest, client, server, self.methods)
         handler = method.handler
         if method.mode == "loop":
             result = handler(call, params)

@@ -67,7 +67,7 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         forest, limits=options.limits, import_roots=options.import_roots, provider=provider
     )
     if provider is not None:
-        from .talk import warm
+        from .handlers.talk import warm
 
         threading.Thread(target=warm, args=(provider,), daemon=True).start()
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from .api import METHODS
 from .context import Client, Server
 from .rpc import INVALID_REQUEST, Dispatcher
 
@@ -41,7 +42,7 @@ async def serve_stdio(server: Server) -> None:
         while (data := await outbox.get()) is not None:
             await loop.run_in_executor(None, out.write, data)
 
-    dispatcher = Dispatcher(server)
+    dispatcher = Dispatcher(server, METHODS)
     client = Client("stdio", push)
     sender = asyncio.create_task(drain())
     slots = asyncio.Semaphore(limits.max_inflight)

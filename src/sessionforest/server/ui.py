@@ -28,10 +28,12 @@ def ui_routes() -> list[Mount]:
 
 def openrpc_text() -> str:
     """The OpenRPC document as web/src/api/openrpc.json holds it (sorted, indented)."""
+    from .api import METHODS
     from .openrpc import document
 
     return (
-        orjson.dumps(document(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+        orjson.dumps(document(METHODS), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+        + "\n"
     )
 
 

@@ -24,15 +24,18 @@ from typing import Annotated, Any, TypedDict
 
 from msgspec import Meta
 
-from ..errors import NoModelConfigured, ProviderError
-from ..model import Entry
-from ..projection import project
-from ..providers import ProviderConfig, make_client, stream_adapter, stream_events
-from ..render_providers import to_anthropic, to_openai
-from ..wire import EntryJson
-from .changes import Change
-from .context import Call
-from .methods import Id, NoParams, Params, append_turn, method
+from ...errors import NoModelConfigured, ProviderError
+from ...model import Entry
+from ...projection import project
+from ...providers import ProviderConfig, make_client, stream_adapter, stream_events
+from ...render_providers import to_anthropic, to_openai
+from ...wire import EntryJson
+from ..changes import Change
+from ..context import Call
+from ..registry import Group, Id, NoParams, Params
+from .entries import append_turn
+
+group = Group("talk")
 
 MAX_TOKENS = 4096
 _RUNNING: dict[str, threading.Event] = {}  # reply id -> its stop flag
@@ -62,7 +65,7 @@ class ModelJson(TypedDict):
     api: str | None
 
 
-@method("chat/model", NoParams, ModelJson, "loop")
+@group.method("chat/model", NoParams, ModelJson, "loop")
 def model(call: Call, p: NoParams) -> ModelJson:
     """Which model `chat/reply` talks to; `configured` is false when none is."""
     cfg = call.server.provider
@@ -87,7 +90,7 @@ class ReplyJson(TypedDict):
     stopped: bool
 
 
-@method("chat/reply", ReplyParams, ReplyJson, "loop")
+@group.method("chat/reply", ReplyParams, ReplyJson, "loop")
 async def reply(call: Call, p: ReplyParams) -> ReplyJson:
     """Ask the configured model to reply on the session's active branch; record its answer.
 
@@ -166,7 +169,7 @@ class StopJson(TypedDict):
     stopping: bool
 
 
-@method("chat/stop", StopParams, StopJson, "loop")
+@group.method("chat/stop", StopParams, StopJson, "loop")
 def stop(call: Call, p: StopParams) -> StopJson:
     """Stop a running `chat/reply`; it answers with what was recorded (incomplete)."""
     flag = _RUNNING.get(p.reply_id)

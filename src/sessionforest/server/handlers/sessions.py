@@ -1,0 +1,109 @@
+"""`sessions/*` methods about whole sessions: create, list, get, resolve, end, archive."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import Meta
+
+from ...wire import ResolvedJson, SessionJson, SessionsPageJson
+from ..changes import Change
+from ..context import Call
+from ..limits import MAX_PAGE
+from ..registry import Group, Id, Params
+
+group = Group("sessions")
+
+
+class CreateParams(Params):
+    title: str = ""
+    harness: str = ""
+    cwd: str | None = None
+    session_id: Id | None = None
+    visibility: Literal["top-level", "hidden"] = "top-level"
+    created_at: str | None = None
+
+
+@group.method("sessions/create", CreateParams, SessionJson, "write")
+def create(call: Call, p: CreateParams) -> SessionJson:
+    """Create an empty session; `cwd` binds it to a directory of the server's machine."""
+    forest = call.forest
+    sid = forest.create_session(
+        p.title, p.harness, p.cwd, session_id=p.session_id, visibility=p.visibility,
+        created_at=p.created_at,
+    )  # fmt: skip
+    info = forest.session(sid)
+    call.server.set_status(sid, info.status)
+    call.changed(Change(sid, "created", None, info.status))
+    return info.to_json()
+
+
+class ListParams(Params):
+    # Hidden sessions (subagents' side chats, deep-search usage records) are listed
+    # only on request, as `forest list` does (`--all`).
+    include_hidden: bool = False
+    order: Literal["created", "updated"] = "created"
+    offset: Annotated[int, Meta(ge=0)] = 0
+    limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = MAX_PAGE
+
+
+@group.method("sessions/list", ListParams, SessionsPageJson, "read")
+def list_sessions(call: Call, p: ListParams) -> SessionsPageJson:
+    """A page of sessions: oldest first (`order="created"`) or latest activity first;
+    hidden ones only with `include_hidden`."""
+    every = call.forest.sessions(include_hidden=p.include_hidden, order=p.order)
+    page = every[p.offset : p.offset + p.limit]
+    end = p.offset + len(page)
+    return {
+        "sessions": [s.to_json() for s in page],
+        "total": len(every),
+        "next_offset": end if end < len(every) else None,
+    }
+
+
+class SessionParams(Params):
+    session_id: Id
+
+
+@group.method("sessions/get", SessionParams, SessionJson, "read")
+def get(call: Call, p: SessionParams) -> SessionJson:
+    """One session as listed: title, harness, status, head, entry count, source."""
+    return call.forest.session(p.session_id).to_json()
+
+
+class ResolveParams(Params):
+    session: Annotated[str, Meta(min_length=1, max_length=128)]
+    entry: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+@group.method("sessions/resolve", ResolveParams, ResolvedJson, "read")
+def resolve(call: Call, p: ResolveParams) -> ResolvedJson:
+    """The ids that refs name as a person types them, as the CLI takes them.
+
+    `session`: a full id or a unique prefix; `entry`: a full id, a sequence
+    number as `log` prints it, or a unique prefix. Every other method takes
+    exact ids only.
+    """
+    sid = call.forest.resolve_session(p.session)
+    entry = call.forest.resolve_entry(sid, p.entry) if p.entry is not None else None
+    return {"session_id": sid, "entry_id": entry}
+
+
+@group.method("sessions/end", SessionParams, SessionJson, "write")
+def end(call: Call, p: SessionParams) -> SessionJson:
+    """Mark the session ended (it stays searchable and readable)."""
+    return _set_status(call, p.session_id, "ended")
+
+
+@group.method("sessions/archive", SessionParams, SessionJson, "write")
+def archive(call: Call, p: SessionParams) -> SessionJson:
+    """Mark the session archived (it stays searchable and readable)."""
+    return _set_status(call, p.session_id, "archived")
+
+
+def _set_status(call: Call, session_id: str, status: str) -> SessionJson:
+    call.forest.set_status(session_id, status)
+    info = call.forest.session(session_id)
+    call.server.set_status(session_id, info.status)
+    call.changed(Change(session_id, "status", info.head, info.status))
+    return info.to_json()
