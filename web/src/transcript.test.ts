@@ -130,11 +130,11 @@ describe("buildUnits", () => {
 
 describe("tool views", () => {
   it("names each harness's key argument", () => {
-    expect(keyArgument("Bash", { command: "ls -la", description: "list" })).toBe("ls -la");
-    expect(keyArgument("read", { path: "/src/main.ts" })).toBe("/src/main.ts");
-    expect(keyArgument("Grep", { pattern: "TODO", output_mode: "files" })).toBe("TODO");
-    expect(keyArgument("shell", { command: ["bash", "-lc", "pytest -q"] })).toBe("pytest -q");
-    expect(keyArgument("TodoWrite", { todos: [{}, {}] })).toBe("2 items");
+    expect(keyArgument({ command: "ls -la", description: "list" })).toBe("ls -la");
+    expect(keyArgument({ path: "/src/main.ts" })).toBe("/src/main.ts");
+    expect(keyArgument({ pattern: "TODO", output_mode: "files" })).toBe("TODO");
+    expect(keyArgument({ command: ["bash", "-lc", "pytest -q"] })).toBe("pytest -q");
+    expect(keyArgument({ todos: [{}, {}] })).toBe("2 items");
   });
 
   it("draws Edit, pi's edit, MultiEdit, Write and apply_patch as diffs", () => {

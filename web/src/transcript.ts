@@ -102,7 +102,7 @@ export function wrapperOf(entry: LogEntryJson): string | null {
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 
 /** The key argument of a tool call, by what its input holds (any harness's names). */
-export function keyArgument(name: string, input: unknown): string | null {
+export function keyArgument(input: unknown): string | null {
   if (typeof input === "string") return str(input.split("\n")[0]);
   if (!input || typeof input !== "object") return null;
   const i = input as Payload;
@@ -247,7 +247,7 @@ function blocksOf(entry: LogEntryJson, filters: Filters, hiddenEntry: boolean): 
         id: String(b.id),
         name,
         input: b.input,
-        key: keyArgument(name, b.input),
+        key: keyArgument(b.input),
         result: null,
         raw: [],
         view: toolView(name, b.input),
@@ -375,7 +375,7 @@ export function previewText(kind: string, payload: unknown, max = 80): string {
     if (!text.trim() && Array.isArray(p.content)) {
       const call = (p.content as Payload[]).find((b) => b.type === "tool_call");
       const think = (p.content as Payload[]).find((b) => b.type === "thinking");
-      if (call) text = `${String(call.name)} ${keyArgument(String(call.name), call.input) ?? ""}`;
+      if (call) text = `${String(call.name)} ${keyArgument(call.input) ?? ""}`;
       else if (think) text = `(thinking) ${String(think.thinking ?? "")}`;
     }
   } else if (kind === "tool.completed") text = `→ ${textOf(p.output)}`;

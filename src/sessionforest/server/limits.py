@@ -30,6 +30,7 @@ MAX_PAGE = 1_000  # entries or sessions in one page
 MAX_HITS = 100  # hits of one search
 MAX_ITEMS = 1_000  # entries of one `sessions/append_many`
 MAX_NOTIFIED_IDS = 1_000  # entry ids listed in one `sessions/changed`
+MAX_PREVIEWS = 500  # entries of one `sessions/previews`
 
 
 def depth_exceeds(value: object, limit: int) -> bool:
