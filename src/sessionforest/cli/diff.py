@@ -10,6 +10,7 @@ import click
 
 from ..documents import preview_text
 from ..render import escape
+from ..text import plural
 from ..wire import LogEntryJson
 from .common import State, emit_json, json_option, pass_state, resolve_entry
 
@@ -47,11 +48,13 @@ def diff(state: State, session: str, a: str, b: str, patch: bool, as_json: bool)
     ancestor = doc["ancestor"]
     click.echo(
         f"Common ancestor: {escape(ancestor) if ancestor else '(none: separate roots)'}"
-        f" ({doc['shared']} shared entries)"
+        f" ({plural(doc['shared'], 'shared entry', 'shared entries')})"
     )
+    after_a = plural(len(doc["a_entries"]), "entry", "entries")
+    after_b = plural(len(doc["b_entries"]), "entry", "entries")
     click.echo(
-        f"A ends at #{seq.get(doc['a'], '?')}: {len(doc['a_entries'])} entries after the fork; "
-        f"B ends at #{seq.get(doc['b'], '?')}: {len(doc['b_entries'])}"
+        f"A ends at #{seq.get(doc['a'], '?')}: {after_a} after the fork; "
+        f"B ends at #{seq.get(doc['b'], '?')}: {after_b}"
     )
     for row in doc["rows"]:
         left = [by_id[i] for i in row["a"]] if row["a"] else None
@@ -79,6 +82,6 @@ def diff(state: State, session: str, a: str, b: str, patch: bool, as_json: bool)
     if git["dirty_differs"] is not None:
         same = "differ" if git["dirty_differs"] else "are the same"
         click.echo(
-            f"Uncommitted changes {same} (A: {git['a_dirty_files']} dirty files, "
+            f"Uncommitted changes {same} (A: {plural(git['a_dirty_files'] or 0, 'dirty file')}, "
             f"B: {git['b_dirty_files']})"
         )
