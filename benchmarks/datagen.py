@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 import harness
-from sessionforest.store.sqlite.frozen import session_search_index as search_index
+from sessionforest.store.sqlite.migrations import released
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
@@ -234,7 +234,9 @@ def populate(
         ],
     )
     conn.executemany(INSERT_HEAD, [(r.sid, r.head, r.updated_at) for r in every])
-    for sql in search_index.BACKFILL:
+    # The released session_search_index migration's backfill: what it runs between
+    # creating the index and creating its triggers.
+    for sql in (s for s in released("session_search_index") if not s.startswith("CREATE")):
         conn.execute(sql)
     for _name, sql in triggers:
         conn.execute(sql)

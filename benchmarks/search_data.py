@@ -241,18 +241,14 @@ def _scaled_sessions(
 
 def _index_objects() -> list[tuple[str, str]]:
     """(TABLE|TRIGGER, name) of everything the two search migrations create (their
-    frozen statements), in creation order."""
-    from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
-    from sessionforest.store.sqlite.frozen import session_search_index as index
+    released statements), in creation order."""
+    from sessionforest.store.sqlite.migrations import released
 
     pattern = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?(TABLE|TRIGGER)\s+(\w+)")
     found = []
-    for sql in (
-        *index.CREATE_TABLES,
-        *index.CREATE_TRIGGERS,
-        *gram_index.CREATE_TABLES,
-        *gram_index.CREATE_TRIGGERS,
-    ):
+    for sql in (*released("session_search_index"), *released("session_gram_index")):
+        if not sql.startswith("CREATE"):
+            continue  # the backfill
         m = pattern.search(sql)
         if m is None:
             raise RuntimeError(f"cannot name the index object created by {sql[:60]!r}")
@@ -276,14 +272,11 @@ def build_scaled_bridge(
     The schema comes from `Forest.open`. The rows go in with raw executemany
     in one transaction, with the index built the way the `session_search_index`
     migration indexes a store that already holds entries: its objects are
-    dropped, the rows written, then the search migrations' frozen statements
+    dropped, the rows written, then the search migrations' released statements
     (tables, backfill, triggers) run in the same transaction. Indexing 1M rows
     through the per-row triggers instead costs ~3x longer; the index is the same.
     """
-    from sessionforest.store.sqlite.frozen import search_index_deferred as deferred
-    from sessionforest.store.sqlite.frozen import search_large_payloads_outside_sql as large
-    from sessionforest.store.sqlite.frozen import session_gram_index as gram_index
-    from sessionforest.store.sqlite.frozen import session_search_index as index
+    from sessionforest.store.sqlite.migrations import released
 
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -333,15 +326,17 @@ def build_scaled_bridge(
         conn.executemany(INSERT_SESSION, [(s[0], s[1], s[2], iso(s[3])) for s in sessions])
         conn.executemany(INSERT_ENTRY, rows())
         conn.executemany(INSERT_HEAD, heads)
-        for ddl in (index, gram_index):
-            for sql in (*ddl.CREATE_TABLES, *ddl.BACKFILL, *ddl.CREATE_TRIGGERS):
+        # Tables, backfill and triggers, as released.
+        for sql in (*released("session_search_index"), *released("session_gram_index")):
+            conn.execute(sql)
+        for sql in released("search_large_payloads_outside_sql"):  # as Forest.open makes
+            conn.execute(sql)
+        # ...and as search_index_deferred moves them: onto the feed view (which,
+        # with search_pending, is still there). The backfill indexed every row,
+        # so nothing is pending.
+        for sql in released("search_index_deferred"):
+            if sql.startswith("DROP TRIGGER") or "ON search_feed" in sql:
                 conn.execute(sql)
-        for sql in large.SMALL_PAYLOAD_TRIGGERS:  # as a store Forest.open makes
-            conn.execute(sql)
-        # ...and as search_index_deferred moves them: onto the feed view. The
-        # backfill indexed every row, so nothing is pending.
-        for sql in (*deferred.DROP_ENTRY_TRIGGERS, *deferred.FEED_TRIGGERS):
-            conn.execute(sql)
         conn.execute("DELETE FROM search_pending")
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -9,7 +9,7 @@ out and why, so no backend skips anything silently.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +102,16 @@ def provider_standin() -> Iterator[Any]:
     with server.env():
         yield server
     server.stop()
+
+
+@pytest.fixture
+def real_cli(tmp_path: Path, provider_standin: Any) -> Callable[..., Any]:
+    """`real_cli("codex")`: a pinned harness CLI in a fresh HOME under tmp_path, its model
+    the stand-in (tests/harness_cli.py says how to script its turns)."""
+    from harness_cli import RealCLI
+
+    def make(name: str, home: Path | None = None) -> Any:
+        home = home or tmp_path / f"home-{name}"
+        return RealCLI(name, provider_standin, home, home / "work")
+
+    return make

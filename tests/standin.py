@@ -1,10 +1,14 @@
-"""A local stand-in for the provider APIs, for tests that drive the real SDKs.
+"""A local stand-in for the provider APIs, for tests that drive the real SDKs and CLIs.
 
 `ProviderStandIn` is a real HTTP server speaking Anthropic Messages
-(`/v1/messages`) and OpenAI Responses and Chat Completions (`/v1/responses`,
-`/v1/chat/completions`), as JSON or, when the request asks to stream, as
-server-sent events shaped like the providers' own. Tests script what it
-answers, in order, and read back every request it received:
+(`/v1/messages`), OpenAI Responses and Chat Completions (`/v1/responses`,
+`/v1/chat/completions`; `/v1/responses/compact` keeps the input's user messages
+and adds one compaction item) and Gemini (`/v1beta/models/M:generateContent`,
+`:streamGenerateContent?alt=sse`, `:countTokens`), as JSON or, when the request
+asks to stream, as server-sent events shaped like the providers' own. A reply
+may call tools (`ToolCall`), each in its API's own form (tool_use, function_call,
+tool_calls, functionCall), which is how a harness CLI is made to run a shell
+command. Tests script what it answers, in order, and read back every request:
 
     standin.reply_text('{"answer": "c2"}', input_tokens=120)
     standin.reply_error(429, "insufficient_quota")
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections import deque
@@ -29,14 +34,28 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-PATHS = ("/v1/messages", "/v1/responses", "/v1/chat/completions")
+PATHS = ("/v1/messages", "/v1/responses", "/v1/chat/completions", "/v1/responses/compact")
+# Gemini's paths name the model and the method: /v1beta/models/MODEL:METHOD
+GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(\w+)$")
+GEMINI_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+
+
+@dataclass
+class ToolCall:
+    """A tool the scripted model calls: `name` with `args` (an object); `id` is made up
+    from a counter when empty."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
 
 
 @dataclass
 class Reply:
-    """One scripted answer: text, an HTTP error, or a list of stream events to replay."""
+    """One scripted answer: text and tool calls, an HTTP error, or stream events to replay."""
 
     text: str = "ok"
+    tools: list[ToolCall] = field(default_factory=list)
     input_tokens: int = 10
     output_tokens: int = 5
     status: int = 200
@@ -76,14 +95,23 @@ def _error_body(path: str, reply: Reply) -> dict[str, Any]:
     return {"error": {"message": message, "type": code, "code": code, "param": None}}
 
 
+def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.text or not reply.tools:
+        blocks.append({"type": "text", "text": reply.text})
+    for call in reply.tools:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.args})
+    return blocks
+
+
 def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
     return {
         "id": "msg_standin",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": reply.text}],
-        "stop_reason": "end_turn",
+        "content": _anthropic_blocks(reply),
+        "stop_reason": "tool_use" if reply.tools else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
     }
@@ -92,23 +120,33 @@ def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
 def anthropic_events(reply: Reply, model: str) -> list[dict[str, Any]]:
     start = anthropic_message(reply, model) | {"content": [], "stop_reason": None}
     start["usage"] = {"input_tokens": reply.input_tokens, "output_tokens": 1}
-    events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": start},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    ]
-    for piece in _split(reply.text, reply.chunks):
-        delta = {"type": "text_delta", "text": piece}
-        events.append({"type": "content_block_delta", "index": 0, "delta": delta})
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(_anthropic_blocks(reply)):
+        if block["type"] == "text":
+            opened: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [
+                {"type": "text_delta", "text": p} for p in _split(block["text"], reply.chunks)
+            ]
+        else:
+            opened = block | {"input": {}}
+            arguments = json.dumps(block["input"])
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in _split(arguments, 2)]
+        events.append({"type": "content_block_start", "index": index, "content_block": opened})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
     events += [
-        {"type": "content_block_stop", "index": 0},
         {
             "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "delta": {"stop_reason": start["stop_reason"] or _stop(reply), "stop_sequence": None},
             "usage": {"output_tokens": reply.output_tokens},
         },
         {"type": "message_stop"},
     ]
     return events
+
+
+def _stop(reply: Reply) -> str:
+    return "tool_use" if reply.tools else "end_turn"
 
 
 def _response(reply: Reply, model: str, status: str, output: list[Any]) -> dict[str, Any]:
@@ -150,39 +188,123 @@ def _message_item(text: str, status: str) -> dict[str, Any]:
     }
 
 
+def _function_item(call: ToolCall, status: str) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": f"fc_{call.id}",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": json.dumps(call.args) if status == "completed" else "",
+        "status": status,
+    }
+
+
+def _output(reply: Reply) -> list[dict[str, Any]]:
+    items = [_message_item(reply.text, "completed")] if reply.text or not reply.tools else []
+    return items + [_function_item(call, "completed") for call in reply.tools]
+
+
 def openai_response(reply: Reply, model: str) -> dict[str, Any]:
-    return _response(reply, model, "completed", [_message_item(reply.text, "completed")])
+    return _response(reply, model, "completed", _output(reply))
+
+
+def openai_compaction(body: dict[str, Any]) -> dict[str, Any]:
+    """`POST /v1/responses/compact`: the input's user messages, then one compaction item
+    (as the API documents its output), the encrypted content naming how many items went in."""
+    items = body.get("input") or []
+    kept = [i for i in items if isinstance(i, dict) and i.get("role") == "user"]
+    compaction = {"type": "compaction", "id": "cmp_standin",
+                  "encrypted_content": f"standin-compacted:{len(items)}"}  # fmt: skip
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 12}  # fmt: skip
+    return {"id": "cmp_resp_standin", "object": "response.compaction",
+            "created_at": int(time.time()), "output": [*kept, compaction],
+            "usage": usage}  # fmt: skip
 
 
 def openai_events(reply: Reply, model: str) -> list[dict[str, Any]]:
-    where = {"item_id": "msg_standin", "output_index": 0, "content_index": 0}
-    part = {"type": "output_text", "text": "", "annotations": []}
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": _response(reply, model, "in_progress", [])},
-        {"type": "response.output_item.added", "output_index": 0, "item": _message_item("", "")},
-        {"type": "response.content_part.added", **where, "part": part},
     ]
-    for piece in _split(reply.text, reply.chunks):
+    index = 0
+    if reply.text or not reply.tools:
+        events += _message_events(reply.text, index, reply.chunks)
+        index += 1
+    for call in reply.tools:
+        item = _function_item(call, "completed")
         events.append(
-            {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": []}
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": _function_item(call, "in_progress"),
+            }
         )
-    done_part = part | {"text": reply.text}
-    events += [
-        {"type": "response.output_text.done", **where, "text": reply.text, "logprobs": []},
-        {"type": "response.content_part.done", **where, "part": done_part},
-        {
-            "type": "response.output_item.done",
-            "output_index": 0,
-            "item": _message_item(reply.text, "completed"),
-        },
-        {"type": "response.completed", "response": openai_response(reply, model)},
-    ]
+        where = {"item_id": item["id"], "output_index": index}
+        for piece in _split(item["arguments"], 2):
+            events.append(
+                {"type": "response.function_call_arguments.delta", **where, "delta": piece}
+            )
+        events.append(
+            {
+                "type": "response.function_call_arguments.done",
+                **where,
+                "arguments": item["arguments"],
+            }
+        )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+        index += 1
+    events.append({"type": "response.completed", "response": openai_response(reply, model)})
     for number, event in enumerate(events):
         event["sequence_number"] = number
     return events
 
 
+def _message_events(text: str, index: int, chunks: int) -> list[dict[str, Any]]:
+    where = {"item_id": "msg_standin", "output_index": index, "content_index": 0}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    events: list[dict[str, Any]] = [
+        {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": _message_item("", ""),
+        },
+        {"type": "response.content_part.added", **where, "part": part},
+    ]
+    for piece in _split(text, chunks):
+        events.append(
+            {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": []}
+        )
+    events += [
+        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": part | {"text": text}},
+        {
+            "type": "response.output_item.done",
+            "output_index": index,
+            "item": _message_item(text, "completed"),
+        },
+    ]
+    return events
+
+
+def _chat_calls(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.args)},
+        }
+        for index, call in enumerate(reply.tools)
+    ]
+
+
 def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.tools:
+        message["tool_calls"] = [
+            {k: v for k, v in call.items() if k != "index"} for call in _chat_calls(reply)
+        ]
     return {
         "id": "chatcmpl-standin",
         "object": "chat.completion",
@@ -191,16 +313,20 @@ def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tools else "stop",
                 "logprobs": None,
             }
         ],
-        "usage": {
-            "prompt_tokens": reply.input_tokens,
-            "completion_tokens": reply.output_tokens,
-            "total_tokens": reply.input_tokens + reply.output_tokens,
-        },
+        "usage": _chat_usage(reply),
+    }
+
+
+def _chat_usage(reply: Reply) -> dict[str, int]:
+    return {
+        "prompt_tokens": reply.input_tokens,
+        "completion_tokens": reply.output_tokens,
+        "total_tokens": reply.input_tokens + reply.output_tokens,
     }
 
 
@@ -215,7 +341,51 @@ def chat_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
         base | {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
         for piece in _split(reply.text, reply.chunks)
     ]
-    chunks.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    for call in _chat_calls(reply):
+        delta = {"role": "assistant", "tool_calls": [call]}
+        chunks.append(base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    finish = "tool_calls" if reply.tools else "stop"
+    chunks.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    chunks.append(base | {"choices": [], "usage": _chat_usage(reply)})
+    return chunks
+
+
+def _gemini_usage(reply: Reply) -> dict[str, int]:
+    return {
+        "promptTokenCount": reply.input_tokens,
+        "candidatesTokenCount": reply.output_tokens,
+        "totalTokenCount": reply.input_tokens + reply.output_tokens,
+    }
+
+
+def _gemini_chunk(parts: list[dict[str, Any]], model: str, finish: str | None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], "modelVersion": model, "responseId": "standin"}
+
+
+def _gemini_parts(reply: Reply) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text or not reply.tools else []
+    return parts + [{"functionCall": {"name": c.name, "args": c.args}} for c in reply.tools]
+
+
+def gemini_response(reply: Reply, model: str) -> dict[str, Any]:
+    """A generateContent answer: one candidate holding every part."""
+    return _gemini_chunk(_gemini_parts(reply), model, "STOP") | {
+        "usageMetadata": _gemini_usage(reply)
+    }
+
+
+def gemini_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """streamGenerateContent's chunks: the text in pieces, then the calls, the last chunk
+    with finishReason and usage (as the API sends them)."""
+    pieces = [[{"text": piece}] for piece in _split(reply.text, reply.chunks)]
+    pieces += [[{"functionCall": {"name": c.name, "args": c.args}}] for c in reply.tools]
+    pieces = pieces or [[{"text": ""}]]
+    chunks = [_gemini_chunk(parts, model, None) for parts in pieces]
+    chunks[-1] = gemini_response(reply, model) | {"candidates": chunks[-1]["candidates"]}
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
     return chunks
 
 
@@ -230,6 +400,7 @@ class ProviderStandIn:
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self._lock = threading.Lock()
         self._open = 0  # client connections open now (keep-alive ones included)
+        self._calls = 0  # tool calls answered so far (their made-up ids count up)
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -256,8 +427,15 @@ class ProviderStandIn:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 standin._record(Request(self.path, body, headers, time.monotonic()))
                 path = self.path.split("?", 1)[0]
+                gemini = GEMINI_PATH.match(path)
+                if gemini is not None and gemini.group(2) in GEMINI_METHODS:
+                    self._gemini(gemini.group(1), gemini.group(2), body)
+                    return
                 if path not in PATHS:
                     self._json(404, {"error": {"message": f"no such path {path}"}})
+                    return
+                if path == "/v1/responses/compact":
+                    self._json(200, openai_compaction(body))
                     return
                 reply = standin._next(body)
                 if reply.delay:
@@ -279,6 +457,34 @@ class ProviderStandIn:
                     "/v1/chat/completions": chat_completion,
                 }[path](reply, model)
                 self._json(200, answer, reply.headers)
+
+            def _gemini(self, model: str, method: str, body: dict[str, Any]) -> None:
+                if method == "countTokens":
+                    self._json(200, {"totalTokens": 10})
+                    return
+                reply = standin._next(body)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.status != 200:
+                    error = {"code": reply.status, "message": f"stand-in error: {reply.error_code}"}
+                    self._json(reply.status, {"error": error | {"status": reply.error_code}})
+                    return
+                if method == "generateContent":
+                    self._json(200, gemini_response(reply, model))
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for chunk in reply.events or gemini_chunks(reply, model):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+                        self.wfile.flush()
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
 
             def do_GET(self) -> None:
                 # GET /v1/models: what a client may ask to open its connection (no turn).
@@ -355,10 +561,16 @@ class ProviderStandIn:
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
-            if self._script:
-                return self._script.popleft()
+            reply = self._script.popleft() if self._script else None
             responder = self.responder
-        return responder(body) if responder is not None else Reply()
+        if reply is None:
+            reply = responder(body) if responder is not None else Reply()
+        with self._lock:
+            for call in reply.tools:
+                if not call.id:
+                    self._calls += 1
+                    call.id = f"call_standin_{self._calls}"
+        return reply
 
     @property
     def open_connections(self) -> int:

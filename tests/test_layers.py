@@ -1,4 +1,4 @@
-"""The surfaces (cli/, server/) reach stores only through the facade: no module of
+"""The surfaces (cli/, server/, integrations/) reach stores only through the facade: no module of
 theirs imports a backend or the backend chooser `sessionforest.store` (the contracts'
 values in `sessionforest.store.base` are shared by every layer). docs/architecture.md:
 "Nothing above the facade names a backend"."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import sessionforest
 
 PACKAGE = Path(sessionforest.__file__).parent
-SURFACES = ("cli", "server")
+SURFACES = ("cli", "server", "integrations")
 
 
 def _imports(text: str, where: Path) -> set[str]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+from hatchling.builders.wheel import WheelBuilder
 
 import sessionforest
 from sessionforest import errors
@@ -56,3 +60,38 @@ def test_forest_db_overrides_the_default_location(
     monkeypatch.delenv("FOREST_DB")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert default_path() == tmp_path / "xdg" / "sessionforest" / "forest.db"
+
+
+def test_the_wheel_ships_every_released_migration_and_a_store_opens_from_it(
+    tmp_path: Path,
+) -> None:
+    # The migrations are package data read with importlib.resources: a store made
+    # by the installed wheel alone (not this checkout) must get the whole schema.
+    root = Path(__file__).resolve().parent.parent
+    (wheel,) = WheelBuilder(str(root)).build(directory=str(tmp_path), versions=["standard"])
+    names = set(zipfile.ZipFile(wheel).namelist())
+    source = root / "src"
+    for backend in ("sqlite", "postgres"):
+        released = sorted((source / "sessionforest" / "store" / backend / "sql").glob("*.sql"))
+        assert released
+        for path in released:
+            assert str(path.relative_to(source)) in names
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    script = (
+        "import sqlite3, sys, sessionforest\n"
+        "from sessionforest import Forest\n"
+        "from sessionforest.store.sqlite import migrations\n"
+        "assert sessionforest.__file__.startswith(sys.argv[2]), sessionforest.__file__\n"
+        "Forest.open(sys.argv[1]).close()\n"
+        "print(migrations.dump_schema(sqlite3.connect(sys.argv[1])), end='')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "fresh.db"), str(unpacked)],
+        env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    committed = (source / "sessionforest" / "store" / "sqlite" / "schema.sql").read_text()
+    assert done.stdout == committed.split("\n\n", 1)[1]

@@ -1,8 +1,11 @@
 """What of an entry is searchable: the kinds indexed, and the text of a payload.
 
-Every search backend indexes the same text (SQLite's frozen triggers compute it
-in SQL as store/sqlite/search/schema.TEXT_OF; the others call `entry_text`), so
-a query finds the same entries whichever backend holds them.
+Every search backend indexes the same text (SQLite's released triggers compute
+it in SQL as store/sqlite/search/schema.TEXT_OF, PostgreSQL's forest_entry_text
+for a row written without it; writers call `entry_text`), so a query finds the
+same entries whichever backend holds them. The released migrations hold these
+values as text: changing one here is a new migration of each backend, and the
+tests comparing the two say so.
 """
 
 from __future__ import annotations

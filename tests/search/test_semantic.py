@@ -195,7 +195,7 @@ def test_a_store_from_before_the_migration_is_backfilled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "old.db"
-    names = [name for name, _ in migrations.MIGRATIONS]
+    names = [m.name for m in migrations.MIGRATIONS]
     with monkeypatch.context() as m:
         # The code of before: no such tables, no such leg (later migrations applied:
         # today's appends need them; only entry_vectors is left for the reopen).

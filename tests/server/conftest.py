@@ -63,6 +63,43 @@ def start(db: Path, *args: str, env: dict[str, str] | None = None) -> Running:
     return Running(proc, found.group(0), db)
 
 
+# `forest serve` with other Limits (short deadlines, a small cap): the same `run`,
+# started from Python so a test need not wait out the defaults.
+_LIMITED = """
+import sys, json
+from sessionforest.server.limits import Limits
+from sessionforest.server.serve import ServeOptions, run
+options = json.loads(sys.argv[1])
+limits = Limits(**options.pop("limits"))
+options = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+run(ServeOptions(port=0, limits=limits, **options), lambda line: print(line, flush=True))
+"""
+
+
+def start_limited(
+    db: Path, limits: dict[str, Any], env: dict[str, str] | None = None, **options: Any
+) -> Running:
+    """A real server process as `forest serve` runs it, with `limits` changed."""
+    import json
+
+    spec = json.dumps({"db": str(db), "limits": limits, **options})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LIMITED, spec],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    found = URL.search(line)
+    if found is None:
+        proc.kill()
+        err = proc.stderr.read() if proc.stderr else ""
+        raise AssertionError(f"server did not start: {line!r} {err}")
+    return Running(proc, found.group(0), db)
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Running]:
     running = start(tmp_path / "store.db", "--import-root", str(tmp_path))

@@ -30,9 +30,9 @@ MSG = {"content": [{"type": "text", "text": "hi"}]}
 
 # A store as the version before this one left it: everything up to the
 # migrations this version added (pending, in order, on such a store).
-_FIRST_NEW = [n for n, _ in migrations.MIGRATIONS].index("store_application_id")
+_FIRST_NEW = [m.name for m in migrations.MIGRATIONS].index("store_application_id")
 BEFORE_THIS_VERSION = migrations.MIGRATIONS[:_FIRST_NEW]
-NEW = [n for n, _ in migrations.MIGRATIONS[_FIRST_NEW:]]
+NEW = [m.name for m in migrations.MIGRATIONS[_FIRST_NEW:]]
 
 
 @pytest.fixture

@@ -327,7 +327,7 @@ def test_a_cli_append_to_the_same_store_shows_up_live(
     expect(transcript(page)).to_contain_text("appended from a terminal", timeout=5000)
 
 
-TOKEN = "team-token_8c1f"
+TOKEN = "team-token_8c1f-2b9e"
 
 
 def test_a_server_with_a_token_asks_for_it_and_then_works_live(

@@ -33,7 +33,15 @@ from .common import State, pass_state, store_location
     "--token",
     envvar="FOREST_TOKEN",
     default=None,
-    help="Require 'Authorization: Bearer TOKEN' on every request ($FOREST_TOKEN).",
+    help="Require 'Authorization: Bearer TOKEN' on every request, 16+ characters "
+    "($FOREST_TOKEN; prefer it or --token-file: a flag shows in the process list).",
+)
+@click.option(
+    "--token-file",
+    envvar="FOREST_TOKEN_FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the token from this file (its first line; $FOREST_TOKEN_FILE).",
 )
 @click.option(
     "--stdio",
@@ -52,6 +60,14 @@ from .common import State, pass_state, store_location
     "allow_origins",
     multiple=True,
     help="Another browser origin allowed to call the server (repeatable).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="Another Host name the server answers to, as a proxy in front of it forwards "
+    "it (repeatable; the bound addresses and this machine's names are served already).",
 )
 @click.option(
     "--durability",
@@ -81,9 +97,11 @@ def serve(
     host: str,
     port: int,
     token: str | None,
+    token_file: Path | None,
     stdio: bool,
     import_roots: tuple[Path, ...],
     allow_origins: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
     durability: str,
     readonly: bool,
     provider: str | None,
@@ -101,9 +119,11 @@ def serve(
     Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL (or the
     call's params); so does the model the web UI talks to (or --provider/--model).
 
-    Listens on loopback only unless --token is given. Browser requests from
-    other origins are refused. sessions/import reads only inside --import-root
-    directories. Stops cleanly on Ctrl-C or SIGTERM.
+    Listens on loopback only unless a token is given (--token, $FOREST_TOKEN or
+    --token-file; at least 16 characters). It answers to the bound address, this
+    machine's names and --allow-host names. Browser requests from other origins
+    are refused. sessions/import reads only inside --import-root directories.
+    Stops cleanly on Ctrl-C or SIGTERM.
     """
     from ..server import ServeOptions, run  # BackendUnavailable without the extra
 
@@ -111,13 +131,31 @@ def serve(
         db=db or state.db,
         host=host,
         port=port,
-        token=token or None,
+        token=_token(token, token_file),
         stdio=stdio,
         import_roots=import_roots,
         allow_origins=allow_origins,
+        allow_hosts=allow_hosts,
         durability=durability,
         readonly=readonly,
         provider=provider,
         model=model,
     )
     run(options, lambda line: click.echo(line, err=stdio))
+
+
+def _token(token: str | None, token_file: Path | None) -> str | None:
+    """The token from --token/$FOREST_TOKEN or the first line of --token-file."""
+    if token_file is None:
+        return token or None
+    if token:
+        raise click.UsageError("give the token once: --token/$FOREST_TOKEN or --token-file")
+    try:
+        lines = token_file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeError) as exc:
+        raise click.BadParameter(
+            f"cannot read {token_file}: {exc}", param_hint="--token-file"
+        ) from None
+    if not lines or not lines[0].strip():
+        raise click.BadParameter(f"{token_file} is empty", param_hint="--token-file")
+    return lines[0].strip()

@@ -1,15 +1,19 @@
 """Starting and stopping a server: `forest serve` calls `run`.
 
 HTTP and WebSocket on one port through uvicorn (which stops on SIGINT and
-SIGTERM: it stops accepting, lets running requests finish, closes WebSockets);
-then the writer thread drains (each write is one transaction: nothing is left
-half-written) and the store closes. Loopback unless a token guards it.
+SIGTERM: it stops accepting, lets running requests finish for at most
+`Limits.shutdown_grace` seconds, closes WebSockets); then the writer thread
+drains (each write is one transaction: nothing is left half-written) and the
+store closes. Loopback unless a token guards it: `--host` is resolved and the
+address actually bound is what must be loopback (`127.evil.example` is a name
+that could resolve anywhere). A token is at least 16 characters.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -17,13 +21,15 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidArgument
 from ..forest import Forest
 from ..providers import ProviderConfig
+from .connections import uvicorn_options
 from .context import Server
 from .limits import Limits
-from .security import Guard, allowed_hosts, is_loopback
+from .security import Guard, Hosts, is_loopback, token_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class ServeOptions:
     stdio: bool = False
     import_roots: tuple[Path, ...] = ()
     allow_origins: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()  # more Host names served (a proxy's), as --allow-host
     durability: str = "normal"
     readonly: bool = False
     provider: str | None = None  # with model: the web UI's model (else FOREST_PROVIDER/_MODEL)
@@ -42,22 +49,50 @@ class ServeOptions:
     limits: Limits = field(default_factory=Limits)
 
 
-def check(options: ServeOptions) -> None:
-    """Refuse what must never start: a non-loopback address without a token."""
-    if not options.stdio and not is_loopback(options.host) and not options.token:
-        raise InvalidArgument(
-            "--host",
-            f"{options.host} is not a loopback address, and without --token (or "
-            "FOREST_TOKEN) anyone who can reach it could read and write the store; "
-            "refusing to start",
+Address = tuple[int, tuple[Any, ...]]  # (socket family, socket address)
+
+
+def resolve(host: str, port: int) -> Address:
+    """The address `--host` names (IPv4 first when a name has both)."""
+    try:
+        found = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
+    except (socket.gaierror, UnicodeError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidArgument("--host", f"cannot resolve {host!r}: {why}") from None
+    found.sort(key=lambda info: info[0] != socket.AF_INET)
+    return found[0][0], found[0][4]
+
+
+def _unguarded(host: str, address: str) -> InvalidArgument:
+    shown = host if host == address else f"{host} ({address})"
+    return InvalidArgument(
+        "--host",
+        f"{shown} is not a loopback address, and without --token (or FOREST_TOKEN, "
+        "--token-file) anyone who can reach it could read and write the store; "
+        "refusing to start",
+    )
+
+
+def check(options: ServeOptions) -> Address | None:
+    """Refuse what must never start (a non-loopback address without a token, a short
+    token); the address to bind (None for stdio)."""
+    if options.token is not None and (why := token_problem(options.token)) is not None:
+        raise InvalidArgument("--token", f"the token {why}")
     for root in options.import_roots:
         if not root.is_dir():
             raise InvalidArgument("--import-root", f"{root} is not a directory")
+    if options.stdio:
+        return None
+    address = resolve(options.host, options.port)
+    if not options.token and not is_loopback(address[1][0]):
+        raise _unguarded(options.host, address[1][0])
+    return address
 
 
 def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
-    check(options)
+    address = check(options)
     provider = ProviderConfig.resolve(options.provider, options.model)
     if options.readonly:
         forest = Forest.open(options.db, readonly=True)
@@ -76,7 +111,8 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
 
             asyncio.run(serve_stdio(server))
         else:
-            _serve_http(server, options, echo)
+            assert address is not None
+            _serve_http(server, options, address, echo)
     finally:
         server.close()
 
@@ -105,42 +141,49 @@ def _uvicorn_server() -> type:
     return Uvicorn
 
 
-def _serve_http(server: Server, options: ServeOptions, echo: Callable[[str], None]) -> None:
+def _serve_http(
+    server: Server, options: ServeOptions, address: Address, echo: Callable[[str], None]
+) -> None:
     import uvicorn
 
     from .app import build_app
 
     _Uvicorn = _uvicorn_server()
 
-    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    family, sockaddr = address
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name TCP, and
     # without it a response written in two parts waits out the peer's delayed ACK
     # (40 ms per request on a keep-alive connection; measured).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((options.host, options.port))
+        sock.bind(sockaddr)
     except OSError as exc:
         sock.close()
         raise InvalidArgument(
             "--port", f"cannot listen on {options.host}:{options.port}: {exc.strerror}"
         ) from None
+    bound, port = sock.getsockname()[:2]
+    if not options.token and not is_loopback(bound):  # what was bound, not what was asked
+        sock.close()
+        raise _unguarded(options.host, bound)
     sock.listen(2048)
-    port = sock.getsockname()[1]
-    hosts = allowed_hosts(options.host, port)
-    origins = frozenset({f"http://{h}" for h in hosts} | set(options.allow_origins))
-    app = Guard(build_app(server), hosts=hosts, origins=origins, token=options.token)
+    hosts = Hosts(bound, port, given=options.host, allow=options.allow_hosts)
+    app = Guard(
+        build_app(server), hosts=hosts, origins=frozenset(options.allow_origins),
+        token=options.token,
+    )  # fmt: skip
+    protocols, _ = uvicorn_options(options.limits)
     config = uvicorn.Config(
         app,
         log_level=os.environ.get("FOREST_LOG_LEVEL", "warning"),
-        limit_concurrency=options.limits.max_connections,
-        ws="websockets-sansio",
-        ws_max_size=options.limits.max_body,
         lifespan="on",
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=math.ceil(options.limits.shutdown_grace),
         server_header=False,
+        **protocols,
     )
-    host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
+    given = options.host.strip("[]")
+    host = f"[{given}]" if ":" in given else given
     echo(
         f"forest serve: listening on http://{host}:{port} (the web UI at /; POST /rpc, "
         f"WebSocket /ws, GET /healthz); store {server.forest.location}; Ctrl-C stops"

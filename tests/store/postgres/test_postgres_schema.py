@@ -74,14 +74,14 @@ def test_entries_are_immutable_and_sessions_kept_in_the_database(
 
 def test_migrations_are_recorded_by_name_and_a_newer_store_is_refused(pg_url: str) -> None:
     forest = Forest.open(pg_url)
-    assert forest.migrated == [name for name, _ in MIGRATIONS]
+    assert forest.migrated == [m.name for m in MIGRATIONS]
     forest.close()
     reopened = Forest.open(pg_url)
     assert reopened.migrated == []
     reopened.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM forest_migrations ORDER BY name")]
-        assert sorted(names) == sorted(name for name, _ in MIGRATIONS)
+        assert sorted(names) == sorted(m.name for m in MIGRATIONS)
         conn.execute("INSERT INTO forest_migrations VALUES ('from_the_future', 'later')")
     with pytest.raises(StoreUnreadable, match=r"newer sessionforest.*from_the_future"):
         Forest.open(pg_url)

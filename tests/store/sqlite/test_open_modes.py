@@ -34,9 +34,9 @@ MSG = {"content": [{"type": "text", "text": "kept"}]}
 
 # A store as the version before this one left it: everything up to the
 # migrations this version added (pending, in order, on such a store).
-_FIRST_NEW = [n for n, _ in migrations.MIGRATIONS].index("store_application_id")
+_FIRST_NEW = [m.name for m in migrations.MIGRATIONS].index("store_application_id")
 BEFORE_THIS_VERSION = migrations.MIGRATIONS[:_FIRST_NEW]
-NEW = [n for n, _ in migrations.MIGRATIONS[_FIRST_NEW:]]
+NEW = [m.name for m in migrations.MIGRATIONS[_FIRST_NEW:]]
 
 
 def files(folder: Path) -> dict[str, str]:
@@ -232,7 +232,7 @@ def test_a_read_only_open_of_the_v5_database_says_to_migrate(tmp_path: Path) -> 
     before = files(tmp_path)
     with pytest.raises(StoreOutdated) as caught:
         Forest.open(path, readonly=True)
-    assert caught.value.pending == [name for name, _ in migrations.MIGRATIONS[5:]]
+    assert caught.value.pending == [m.name for m in migrations.MIGRATIONS[5:]]
     assert f"forest --db {path} migrate" in str(caught.value)
     assert files(tmp_path) == before
     with Forest.open(path) as forest:  # the legacy era is a store: a write open migrates it

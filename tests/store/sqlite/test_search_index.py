@@ -175,7 +175,7 @@ def test_digest_follows_title_opening_exchange_and_latest_summary(forest: Forest
 
 def _before_search_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A store migrated up to (not including) the search index migration."""
-    names = [name for name, _ in migrations.MIGRATIONS]
+    names = [m.name for m in migrations.MIGRATIONS]
     cut = names.index("session_search_index")
     path = tmp_path / "old.db"
     with monkeypatch.context() as m:
@@ -265,7 +265,7 @@ def test_the_project_migration_backfills_existing_digests(
     project = tmp_path / "work" / "coderabbit-review-helper"
     project.mkdir(parents=True)
     # Every migration but this one (later ones change what today's appends write).
-    before = [m for m in migrations.MIGRATIONS if m[0] != "chat_digest_project"]
+    before = [m for m in migrations.MIGRATIONS if m.name != "chat_digest_project"]
     with monkeypatch.context() as m:
         m.setattr(migrations, "MIGRATIONS", before)
         old = Forest.open(path)

@@ -92,7 +92,7 @@ def test_a_failed_append_leaves_no_trigram_row_and_a_committed_one_is_found_at_o
 def test_the_migration_indexes_cjk_entries_already_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = [name for name, _ in migrations.MIGRATIONS]
+    names = [m.name for m in migrations.MIGRATIONS]
     path = tmp_path / "old.db"
     with monkeypatch.context() as m:
         m.setattr(

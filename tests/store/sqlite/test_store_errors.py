@@ -110,7 +110,9 @@ def test_a_migration_that_fills_the_disk_leaves_the_store_as_it_was(
         conn.execute("CREATE TABLE filler (blob BLOB)")
         conn.execute("INSERT INTO filler VALUES (zeroblob(1000000))")
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, ("grow", grow)])
+    monkeypatch.setattr(
+        migrations, "MIGRATIONS", [*migrations.MIGRATIONS, migrations.Migration("grow", code=grow)]
+    )
     with pytest.raises(StoreFull, match="is full"):
         Forest.open(path)
     monkeypatch.undo()

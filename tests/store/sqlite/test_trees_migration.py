@@ -16,7 +16,7 @@ from sessionforest.store.sqlite import migrations
 from .conftest import raw_append
 
 NAME = "workspace_and_agent_trees"
-NAMES = [name for name, _ in migrations.MIGRATIONS]
+NAMES = [m.name for m in migrations.MIGRATIONS]
 V5_DB = Path(__file__).parent / "fixtures" / "v5.db"
 
 

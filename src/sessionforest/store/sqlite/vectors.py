@@ -1,6 +1,6 @@
 """`SQLiteVectors`: the semantic leg's entry vectors in plain tables (VectorStore).
 
-Tables from the `entry_vectors` migration (frozen/entry_vectors.py). An
+Tables from the `entry_vectors` migration (sql/0021_entry_vectors.sql). An
 append writes nothing here: when the full-text catch-up indexes a chat's
 entries it moves the chat's activity span, and a trigger notes the chat in
 `vector_pending`. `pending` reads the noted chats' index rows above their

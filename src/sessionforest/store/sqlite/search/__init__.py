@@ -2,7 +2,7 @@
 
 `SQLiteSearch(conn)` is one search's view (index.py, recall.py); the writers
 that insert entries call `large.index_large` for payloads the triggers skip.
-The index DDL is frozen in store/sqlite/frozen/; schema.py names what it made.
+The index DDL is in the released migrations (store/sqlite/sql/); schema.py names what it made.
 """
 
 from .index import SQLiteSearch

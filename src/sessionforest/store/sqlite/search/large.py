@@ -31,7 +31,7 @@ from .schema import (
     USER_KINDS,
 )
 
-# The size test the frozen triggers lead with: length(CAST(NEW.payload AS BLOB)) <= this.
+# The size test the released triggers lead with: length(CAST(NEW.payload AS BLOB)) <= this.
 LARGE_PAYLOAD: Final = 1 << 20  # bytes of stored payload JSON (UTF-8)
 
 _ENTRY = f"""
@@ -44,7 +44,7 @@ SELECT (num << {SESSION_SHIFT}) + :sequence, :text, :sid
 FROM search_sessions WHERE session_id = :sid
 """
 # A chat's first trigram digest row, once its new summary is in such a script
-# (as the frozen search_digest_grams_summary trigger does).
+# (as the released search_digest_grams_summary trigger does).
 _GRAM_DIGEST = f"""
 INSERT INTO {GRAM_DIGEST_TABLE}(rowid, title, first_message, first_reply, summary)
 SELECT rowid, coalesce(title, '') || :pad, coalesce(first_message, '') || :pad,

@@ -1,7 +1,8 @@
 """What the live search code knows of the index the released migrations created.
 
-The DDL itself is frozen in store/sqlite/frozen/ (tests/store/sqlite checks a
-fresh store against main's schema, and TEXT_OF against the frozen triggers);
+The DDL itself is in the released migrations, store/sqlite/sql/ (tests/store
+check a fresh store against the committed schema dump, and tests/store/sqlite
+TEXT_OF against the released triggers);
 these are the names and encodings the queries and `large.index_large` use.
 """
 
@@ -48,7 +49,7 @@ GRAM_DIGEST_TABLE: Final = "chat_digest_grams"
 # because a query word never holds one and `fts.quote` keeps them.
 GRAM_PAD: Final = "  "
 
-# The searchable text of a stored payload ({p}) of kind ({k}), as the frozen
+# The searchable text of a stored payload ({p}) of kind ({k}), as the released
 # triggers compute it: the text blocks of a message (v2) or its flat text
 # (v1), a summary, a checkpoint's label and summary. Tool calls, images and
 # thinking are not conversation text. `entrytext.entry_text` is its Python twin.

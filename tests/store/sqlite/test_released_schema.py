@@ -1,8 +1,9 @@
-"""Released migrations run frozen DDL: a store built by them has main's schema.
+"""Released migrations run their released text: a store built by them has main's schema.
 
 `fixtures/schema_main.json` was captured from a fresh store made by main's code
-(commit a4b5ce4) before the search migrations' statements were frozen into
-store/sqlite/frozen/; every object (type, name, table, SQL text) must match.
+(commit a4b5ce4), before the search migrations' statements were fixed as text
+(first as Python literals, now store/sqlite/sql/*.sql); every object (type,
+name, table, SQL text, creation order) must match.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import pytest
 
 from sessionforest import Forest
 from sessionforest.store.sqlite import migrations
-from sessionforest.store.sqlite.frozen import search_large_payloads_outside_sql as frozen_large
 from sessionforest.store.sqlite.search import large, schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_main.json"
@@ -34,7 +34,7 @@ def test_a_fresh_store_has_exactly_the_schema_main_created(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     captured = json.loads(FIXTURE.read_text())
-    names = [name for name, _ in migrations.MIGRATIONS]
+    names = [m.name for m in migrations.MIGRATIONS]
     # Only the migrations released when the fixture was captured: later ones may add objects.
     released = captured["migrations"]
     assert names[: len(released)] == released
@@ -57,9 +57,10 @@ def test_the_fixture_holds_every_search_object() -> None:
         assert name in names
 
 
-def test_the_live_search_code_agrees_with_the_frozen_triggers() -> None:
-    # large.index_large and the queries use these; the frozen triggers hold them as text.
-    triggers = {sql.split()[2]: sql for sql in frozen_large.SMALL_PAYLOAD_TRIGGERS}
+def test_the_live_search_code_agrees_with_the_released_triggers() -> None:
+    # large.index_large and the queries use these; the released triggers hold them as text.
+    released = migrations.released("search_large_payloads_outside_sql")
+    triggers = {sql.split()[2]: sql for sql in released if sql.startswith("CREATE")}
     added = triggers["search_entry_added"]
     assert schema.TEXT_OF.format(k="NEW.kind", p="NEW.payload") in added
     assert f"<< {schema.SESSION_SHIFT}) + NEW.sequence" in added

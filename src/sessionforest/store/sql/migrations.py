@@ -1,0 +1,129 @@
+"""Schema migrations of both SQL backends: the released `.sql` files and the one runner.
+
+A backend's migrations are the files `NNNN_name.sql` of one directory in its
+package (`store/sqlite/sql/`, `store/postgres/sql/`), shipped in the wheel and
+read with importlib.resources. They run in number order, each in its own
+transaction, and are recorded by name in `forest_migrations`; the number is
+only their order, the name is what a store records. A released file's text is
+fixed: it is what every store of that release ran, so it names literal values,
+never a live constant of the code, and a change to the schema is a new file
+with the next number. SQLite keeps each CREATE statement's text in
+`sqlite_master`, so the files keep the statements byte for byte as released.
+
+What differs per backend (how a transaction starts and what it locks, how the
+applied set is read and recorded, how a driver error becomes a MigrationError)
+is a `Steps` the backend hands `run`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol
+
+from .dialect import Conn
+
+# A released migration's file name: its number (order) and its name (what is recorded).
+FILE_NAME = re.compile(r"^(\d{4})_([a-z][a-z0-9_]*)\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One released migration: its recorded name and the SQL it runs.
+
+    `code` is for the one kind of migration SQL cannot say, a data conversion
+    that parses what it moves (SQLite's pre-forest `agent_events_to_forest`);
+    every other migration is its `sql`.
+    """
+
+    name: str
+    sql: str = ""
+    code: Callable[[Conn], None] | None = None
+
+
+def load(
+    package: str, directory: str = "sql", code: Mapping[int, Migration] | None = None
+) -> tuple[Migration, ...]:
+    """The migrations in `package`'s `directory`, in number order.
+
+    `code` fills the numbers that have no file. The numbers must run 1..N with
+    no gap and no repeat: a missing or doubled file would change what a store
+    of some release has run.
+    """
+    found: dict[int, Migration] = dict(code or {})
+    for item in resources.files(package).joinpath(directory).iterdir():
+        match = FILE_NAME.match(item.name)
+        if match is None:
+            if item.name.endswith(".sql"):
+                raise ValueError(f"{package}/{directory}/{item.name}: not NNNN_name.sql")
+            continue
+        number = int(match[1])
+        if number in found:
+            raise ValueError(f"{package}/{directory}: two migrations numbered {number:04d}")
+        found[number] = Migration(match[2], item.read_text(encoding="utf-8"))
+    numbers = sorted(found)
+    if numbers != list(range(1, len(numbers) + 1)):
+        missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+        raise ValueError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
+    names = [found[n].name for n in numbers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{package}/{directory}: a migration name is used twice")
+    return tuple(found[n] for n in numbers)
+
+
+class Steps(Protocol):
+    """What one backend does around each migration."""
+
+    def transaction(self, conn: Conn, migration: Migration) -> AbstractContextManager[None]:
+        """One migration's transaction: begin (and lock), commit, or roll back and
+        raise the driver's error as MigrationError."""
+        ...
+
+    def applied(self, conn: Conn) -> Collection[str]:
+        """The names this store has recorded."""
+        ...
+
+    def prepare(self, conn: Conn, done: Collection[str]) -> None:
+        """What must exist before a migration runs (the record table, ...)."""
+        ...
+
+    def execute(self, conn: Conn, sql: str) -> None:
+        """Run a migration's SQL."""
+        ...
+
+    def record(self, conn: Conn, position: int, migration: Migration) -> None:
+        """Record that the migration at `position` (1-based) has run."""
+        ...
+
+
+def pending(migrations: Sequence[Migration], done: Collection[str]) -> list[str]:
+    """Names of the migrations not in `done`, in order."""
+    return [m.name for m in migrations if m.name not in done]
+
+
+def run(conn: Conn, migrations: Sequence[Migration], steps: Steps) -> list[str]:
+    """Apply every pending migration, each in its own transaction; the names applied.
+
+    The applied set is read again inside each transaction, so openers racing
+    to migrate one store apply each migration once.
+    """
+    todo = set(pending(migrations, steps.applied(conn)))
+    ran: list[str] = []
+    for position, migration in enumerate(migrations, 1):
+        if migration.name not in todo:
+            continue
+        with steps.transaction(conn, migration):
+            done = steps.applied(conn)
+            if migration.name in done:
+                continue
+            steps.prepare(conn, done)
+            if migration.code is not None:
+                migration.code(conn)
+            else:
+                steps.execute(conn, migration.sql)
+            steps.record(conn, position, migration)
+        ran.append(migration.name)
+    return ran
