@@ -77,6 +77,7 @@ from .wire import CompareJson, WorkersJson
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
+    from .io.position import SourcePosition
     from .io.report import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -611,6 +612,33 @@ class Forest(TreeFacade):
             self._indexed()
             self._semantic.catch_up()  # the imported chats' vectors, in batches
         return report
+
+    def import_source(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        position: SourcePosition | dict[str, Any] | None = None,
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> tuple[ImportReport, SourcePosition]:
+        """Import one source (a transcript file, or OpenCode's database) from where an
+        earlier call stopped (`position`, None: the start) and return the report and the
+        position to pass next time (`SourcePosition.to_json`/`from_json` keep it). Only
+        what was appended is read for line formats; re-importing stays idempotent."""
+        from .io import importers
+        from .io.position import SourcePosition
+
+        if isinstance(position, dict):
+            position = SourcePosition.from_json(position)
+        report, done = importers.import_source(
+            self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
+            progress=progress,
+        )  # fmt: skip
+        if self._semantic is not None and report.entries:
+            self._indexed()
+            self._semantic.catch_up()
+        return report, done
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None
