@@ -419,7 +419,7 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+      format: "claude-code" | "codex" | "chatgpt" | "pi" | "yoagent" | "native";
       /**
        * inside one of the --import-root's
        */
@@ -1416,7 +1416,7 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+  format: "claude-code" | "codex" | "chatgpt" | "pi" | "yoagent" | "native";
   /**
    * inside one of the --import-root's
    */
