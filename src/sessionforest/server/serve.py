@@ -109,7 +109,8 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         if options.stdio:
             from .stdio import serve_stdio
 
-            asyncio.run(serve_stdio(server))
+            if not asyncio.run(serve_stdio(server)):
+                raise SystemExit(1)  # the peer was cut off as too slow (logged)
         else:
             assert address is not None
             _serve_http(server, options, address, echo)
