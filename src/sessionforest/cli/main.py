@@ -16,7 +16,7 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, entries, io, search, serve, sessions, status
+from . import admin, diff, entries, io, search, serve, sessions, status
 from .common import JSON_KEY, State, emit_json, store_location
 
 
@@ -147,6 +147,7 @@ cli.add_command(entries.log)
 cli.add_command(entries.tree)
 cli.add_command(entries.tips)
 cli.add_command(status.status)
+cli.add_command(diff.diff)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(io.copy)

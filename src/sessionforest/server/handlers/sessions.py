@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from ...wire import ResolvedJson, SessionJson, SessionsPageJson
+from ...wire import ResolvedJson, SessionJson, SessionsPageJson, WorkersJson
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_PAGE
@@ -107,3 +107,10 @@ def _set_status(call: Call, session_id: str, status: str) -> SessionJson:
     call.server.set_status(session_id, info.status)
     call.changed(Change(session_id, "status", info.head, info.status))
     return info.to_json()
+
+
+@group.method("sessions/workers", SessionParams, WorkersJson, "read")
+def workers(call: Call, p: SessionParams) -> WorkersJson:
+    """The worker chats the agent tree links under this chat (with the prompt each
+    started from), and the chat this one works for when it is a worker."""
+    return call.forest.workers(p.session_id)
