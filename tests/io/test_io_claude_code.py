@@ -237,11 +237,14 @@ def test_the_harness_titles_win_over_the_first_request_the_users_own_first(
     forest: Forest, raw: Raw, tmp_path: Path, extra: list[dict[str, str]], title: str
 ) -> None:
     path = tmp_path / "s1.jsonl"
+    said = ("<command-name>/clear</command-name>", "[Image #1] Fix the flaky upload test")
     lines = [
-        _record("user", 1, message={"role": "user", "content": "<command-name>/clear</command-name>"}),
-        _record("user", 2, message={"role": "user", "content": "[Image #1] Fix the flaky upload test"}),
+        *(
+            _record("user", n, message={"role": "user", "content": c})
+            for n, c in enumerate(said, 1)
+        ),
         *(json.dumps(e) for e in extra),
-    ]  # fmt: skip
+    ]
     path.write_text("\n".join(lines) + "\n")
     forest.import_chats("claude-code", path)
     [info] = raw.chats_from(forest, path)
