@@ -33,7 +33,7 @@ def create(call: Call, p: CreateParams) -> SessionJson:
         created_at=p.created_at,
     )  # fmt: skip
     info = forest.session(sid)
-    call.server.set_status(sid, info.status)
+    call.server.statuses.set(sid, info.status)
     call.changed(Change(sid, "created", None, info.status))
     return info.to_json()
 
@@ -104,7 +104,7 @@ def archive(call: Call, p: SessionParams) -> SessionJson:
 def _set_status(call: Call, session_id: str, status: str) -> SessionJson:
     call.forest.set_status(session_id, status)
     info = call.forest.session(session_id)
-    call.server.set_status(session_id, info.status)
+    call.server.statuses.set(session_id, info.status)
     call.changed(Change(session_id, "status", info.head, info.status))
     return info.to_json()
 
