@@ -431,7 +431,7 @@ export interface Methods {
   };
 }
 /**
- * A session as listed (`SessionInfo.to_json`).
+ * A session as listed: title, harness, status, head, entry count, source.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionJson".
@@ -452,6 +452,8 @@ export interface SessionJson {
   visibility: string;
 }
 /**
+ * Where an imported chat came from: its format, file and the source's own session id.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionSourceJson".
  */
@@ -960,6 +962,9 @@ export interface ExportJson {
   text: string;
 }
 /**
+ * What an import did, as its report says it (`ImportReport.outcome`): counts, the
+ * lines skipped, notes, the chats that failed and each chat imported.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportReportJson".
  */
@@ -975,6 +980,8 @@ export interface ImportReportJson {
   unchanged: number;
 }
 /**
+ * A chat (or a whole file) that was not imported, and why; the store has nothing of it.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportFailureJson".
  */
@@ -987,6 +994,8 @@ export interface ImportFailureJson {
   source_id: string | null;
 }
 /**
+ * One chat of an import: where it came from and what the import changed.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ChatReportJson".
  */
@@ -1002,6 +1011,8 @@ export interface ChatReportJson {
   unchanged: number;
 }
 /**
+ * A line an import skipped (`skip_bad`), and why.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SkippedLineJson".
  */
