@@ -20,7 +20,15 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from .documents import divergence_marks, log_document, snapshot_of, tree_document
+from .documents import (
+    compare_document,
+    divergence_marks,
+    log_document,
+    previews,
+    snapshot_of,
+    tree_document,
+    workers_document,
+)
 from .errors import (
     ForestError,
     InvalidArgument,
@@ -65,9 +73,11 @@ from .store.base import (
     Stamping,
     Unset,
 )
+from .wire import CompareJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
+    from .io.position import SourcePosition
     from .io.report import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -392,6 +402,15 @@ class Forest(TreeFacade):
         return self._store.active_path(session_id, limit)
 
     @suggesting
+    def path_to(self, session_id: str, entry_id: str, limit: int | None = None) -> list[Entry]:
+        """Entries from the root to `entry_id` (any branch's), without reading or moving
+        the head; `limit`: only its last `limit` (a page of earlier entries of a path is
+        the path to the parent of the first one shown)."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.path_to(session_id, entry_id, limit)
+
+    @suggesting
     def entries(self, session_id: str) -> list[Entry]:
         """Every entry of the session, all branches, in insertion (sequence) order."""
         return self._store.entries(session_id)
@@ -451,12 +470,31 @@ class Forest(TreeFacade):
         `entry` (default: the head), read in one snapshot so they agree."""
         return snapshot_of(self._store, self._worktrees, session_id, entry)
 
-    def log_document(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+    @suggesting
+    def log_document(
+        self, session_id: str, limit: int | None = None, end: str | None = None
+    ) -> list[dict[str, Any]]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
-        marked `diverged`."""
+        marked `diverged`; `end`: the path to that entry instead (the head stays)."""
         if limit is not None and limit < 1:
             raise InvalidArgument("limit", f"must be at least 1, got {limit}")
-        return log_document(self._store, self._worktrees, session_id, limit)
+        return log_document(self._store, self._worktrees, session_id, limit, end)
+
+    @suggesting
+    def compare(self, session_id: str, a: str, b: str) -> CompareJson:
+        """Two branches side by side from their common ancestor (docs in compare.py)."""
+        return compare_document(self._store, self._worktrees, session_id, a, b)
+
+    @suggesting
+    def previews(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """A short line of text per entry (what a forest node shows)."""
+        return previews(self._store, session_id, entry_ids)
+
+    @suggesting
+    def workers(self, session_id: str) -> Workers:
+        """The worker chats the agent tree links under this chat, and the chat this one
+        works for (when it is a worker)."""
+        return workers_document(self._store, self._trees, session_id)
 
     def tree_document(self, session_id: str) -> dict[str, Any]:
         """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
@@ -574,6 +612,33 @@ class Forest(TreeFacade):
             self._indexed()
             self._semantic.catch_up()  # the imported chats' vectors, in batches
         return report
+
+    def import_source(
+        self,
+        fmt: str,
+        path: str | os.PathLike[str],
+        position: SourcePosition | dict[str, Any] | None = None,
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> tuple[ImportReport, SourcePosition]:
+        """Import one source (a transcript file, or OpenCode's database) from where an
+        earlier call stopped (`position`, None: the start) and return the report and the
+        position to pass next time (`SourcePosition.to_json`/`from_json` keep it). Only
+        what was appended is read for line formats; re-importing stays idempotent."""
+        from .io import importers
+        from .io.position import SourcePosition
+
+        if isinstance(position, dict):
+            position = SourcePosition.from_json(position)
+        report, done = importers.import_source(
+            self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
+            progress=progress,
+        )  # fmt: skip
+        if self._semantic is not None and report.entries:
+            self._indexed()
+            self._semantic.catch_up()
+        return report, done
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None

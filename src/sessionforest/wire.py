@@ -41,6 +41,65 @@ class LogEntryJson(EntryJson):
     diverged: bool
 
 
+class CompareGitJson(TypedDict):
+    """The files' side of a branch comparison (compare.git_part)."""
+
+    state: str  # "compared" | "unknown"
+    reason: str
+    a_head: str | None
+    b_head: str | None
+    a_dirty_files: int | None
+    b_dirty_files: int | None
+    dirty_differs: bool | None
+    stat: str
+    diff: str
+    truncated: bool
+
+
+class CompareRowJson(TypedDict):
+    """One aligned row: a turn of each side (its entry ids), or of one side only."""
+
+    a: list[str] | None
+    b: list[str] | None
+    same: bool
+
+
+class CompareJson(TypedDict):
+    """Two branches of one chat from their common ancestor (`Forest.compare`)."""
+
+    session_id: str
+    a: str
+    b: str
+    ancestor: str | None
+    shared: int
+    a_entries: list[LogEntryJson]
+    b_entries: list[LogEntryJson]
+    rows: list[CompareRowJson]
+    git: CompareGitJson
+
+
+class WorkerChat(Value, frozen=True):
+    """A worker chat linked under a chat in the agent tree."""
+
+    wire_name: ClassVar[str] = "WorkerChatJson"
+
+    session_id: str
+    title: str
+    agent_type: str | None
+    prompt: str
+    entry_count: int
+    created_at: str
+
+
+class Workers(Value, frozen=True):
+    """A chat's place in the agent tree: the chat it works for, the worker chats under it."""
+
+    wire_name: ClassVar[str] = "WorkersJson"
+
+    parent: SessionInfo | None
+    workers: list[WorkerChat]
+
+
 class DivergenceJson(TypedDict):
     """How an entry's worktree stamp compares with the worktree now (`Divergence.to_json`)."""
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import orjson
 
-from ..errors import ForestError
 from ..model import ChatSpec, SessionVisibility
 from ..render import plural
 from ..store.base import ChatWriter
 from . import claude_code_map as cmap
-from .common import Ids, file_time, iso_time, lines, one_line, records
-from .report import UNMAPPABLE, ImportRun, Notes, Progress
+from .common import Ids, Lines, Mark, file_time, iso_time, lines, objects, one_line
+from .position import Cursor
+from .report import UNMAPPABLE, ImportRun, Notes, Progress, link_worker
 
 FORMAT = "claude-code"
 DEFAULT_ROOT = Path("~/.claude/projects")
@@ -79,26 +79,65 @@ class _OnlySidechains(Exception):
 
 
 def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
+    follow(run, path, notes, None)
+
+
+def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cursor:
+    """Import `path` from `start` (None: from its first line); returns where it stopped.
+
+    A session file is up to two chats (its main thread, and its sidechains as a
+    worker), each read from its own place: the cursor's state holds one per pass.
+    """
+    passes: dict[str, Any] = dict(start.state) if start is not None else {}
     peek = _peek(path)
     if not peek.has_lines:
         notes.add("empty file skipped")
-        return
+        return Cursor()
     agent_parent = _agent_parent(path)
     progress = run.progress
-    if agent_parent is None and not path.name.startswith("agent-"):
+    if agent_parent is None and not path.name.startswith("agent-") and ALL not in passes:
         try:
-            main = _chat(run, path, peek, path.stem, MAIN, progress, notes)
+            main = _chat(run, path, peek, path.stem, MAIN, progress, notes, _at(passes, MAIN))
         except _OnlySidechains:
             progress = None  # the bytes were counted by the pass that found out
         else:
+            passes[MAIN] = main.cursor
             if main.sidechains:
                 source_id = f"{path.stem}/sidechain"
-                _worker(run, path, peek, source_id, SIDE, main.id, notes, None)
-            return
+                side = _worker(
+                    run, path, peek, source_id, SIDE, main.id, notes, None, _at(passes, SIDE)
+                )
+                passes[SIDE] = side
+            return _joined(passes)
     parent = agent_parent or peek.session_id
     source_id = f"{parent}/{path.stem}" if parent else path.stem
     parent_chat = Ids(FORMAT, parent).session if parent else None
-    _worker(run, path, peek, source_id, ALL, parent_chat, notes, progress)
+    passes = {
+        ALL: _worker(
+            run, path, peek, source_id, ALL, parent_chat, notes, progress, _at(passes, ALL)
+        )
+    }
+    return _joined(passes)
+
+
+def _at(passes: dict[str, Any], which: str) -> Cursor | None:
+    found = passes.get(which)
+    if isinstance(found, Cursor):
+        return found
+    if isinstance(found, dict) and isinstance(found.get("state"), dict):
+        return Cursor(Mark(int(found.get("offset", 0)), int(found.get("line", 0))), found["state"])
+    return None
+
+
+def _joined(passes: dict[str, Any]) -> Cursor:
+    """One cursor for the file: at the pass that is furthest behind, each pass's own kept."""
+    cursors = {k: c for k in passes if (c := _at(passes, k)) is not None}
+    state = {
+        k: {"offset": c.mark.offset, "line": c.mark.line, "state": c.state}
+        for k, c in cursors.items()
+    }
+    marks = [c.mark for c in cursors.values()]
+    return Cursor(min(marks, key=lambda m: m.offset) if marks else Mark(), state)
 
 
 # Which records of a file a pass writes.
@@ -109,6 +148,7 @@ MAIN, SIDE, ALL = "main thread", "sidechain", "all"
 class _Written:
     id: str
     sidechains: int
+    cursor: Cursor
 
 
 def _chat(
@@ -119,9 +159,11 @@ def _chat(
     which: str,
     progress: Progress | None,
     notes: Notes,
+    start: Cursor | None,
     title: str = "",
 ) -> _Written:
-    """One pass over `path` writing one chat from the records `which` selects."""
+    """One pass over `path` (from `start`) writing one chat from the records `which`
+    selects; returns where it stopped."""
     ids = Ids(FORMAT, source_id)
     hidden = which != MAIN
     visibility = SessionVisibility.HIDDEN if hidden else SessionVisibility.TOP_LEVEL
@@ -141,23 +183,33 @@ def _chat(
         # A file that states no time: its entries take the chat's, which the
         # first import took from the file's mtime and later imports keep.
         thread = _Thread(writer, ids, notes, peek.created_at or writer.created_at)
-        for number, obj in records(path, handle, bad, notes, progress):
+        reader = Lines(handle, progress, start=start.mark if start else None)
+        if start is not None:
+            handle.seek(start.mark.offset)
+            thread.restore(start.state)
+        before = reader.mark()
+        cut: Cursor | None = None  # where to start again: before a held boundary or a partial line
+        for number, obj in objects(path, reader, bad, notes):
             side = obj.get("isSidechain") is True
             if which == MAIN and side:
                 thread.sidechains += 1
-                continue
-            if which == SIDE and not side:
-                continue
-            try:
-                thread.feed(number, obj)
-            except UNMAPPABLE as exc:
-                bad.unmappable(path, number, exc)
+            elif which != SIDE or side:
+                if reader.partial and cut is None:
+                    cut = Cursor(reader.mark(), thread.snapshot())
+                elif thread.waiting is None and cmap.is_boundary(obj):
+                    thread.waiting = Cursor(before, thread.snapshot())
+                try:
+                    thread.feed(number, obj)
+                except UNMAPPABLE as exc:
+                    bad.unmappable(path, number, exc)
             del obj  # a huge record is let go before the next line is read
+            before = reader.mark()
+        cursor = thread.waiting or cut or Cursor(reader.mark(), thread.snapshot())
         thread.close()
         if which == MAIN and thread.threaded == 0 and thread.sidechains:
             raise _OnlySidechains()
     run.report.add(writer.result, FORMAT, path, source_id, hidden)
-    return _Written(spec.id, thread.sidechains)
+    return _Written(spec.id, thread.sidechains, cursor)
 
 
 def _worker(
@@ -169,34 +221,17 @@ def _worker(
     parent_chat: str | None,
     notes: Notes,
     progress: Progress | None,
-) -> None:
+    start: Cursor | None,
+) -> Cursor:
     """Write a worker chat, then link it under its parent chat in the agent tree."""
     meta = _meta(path)
     title = one_line(str(meta.get("description") or ""))
-    written = _chat(run, path, peek, source_id, which, progress, notes, title)
-    if parent_chat is None:
-        notes.add("worker chat has no parent session id: left unlinked")
-        return
-    links = run.links
-    try:
-        links.session(parent_chat)
-    except ForestError:
-        notes.add("the parent session of this worker is not imported: left unlinked for now")
-        return
-    if links.agent_for_session(written.id) is not None:
-        return  # linked by an earlier import
-    orchestrator = links.agent_for_session(parent_chat)
-    if orchestrator is None:
-        orchestrator_id = links.add_orchestrator(parent_chat)
-    elif orchestrator.role == "orchestrator":
-        orchestrator_id = orchestrator.id
-    else:
-        notes.add(f"parent chat {parent_chat} is itself a worker: left unlinked")
-        return
+    written = _chat(run, path, peek, source_id, which, progress, notes, start, title)
     policy: dict[str, Any] = {"imported_from": FORMAT, "source_id": source_id}
     if isinstance(meta.get("agentType"), str):
         policy["agent_type"] = meta["agentType"]
-    links.add_worker(orchestrator_id, written.id, policy)
+    link_worker(run.links, written.id, parent_chat, policy, notes)
+    return written.cursor
 
 
 def _meta(path: Path) -> dict[str, Any]:
@@ -231,12 +266,46 @@ class _Thread:
         self._meta_tip: str | None = None
         self._summaries: list[tuple[str, str]] = []  # (leaf uuid, summary)
         self._first_prompt = ""
+        # Titles the harness records: the user's own (/rename) and its generated one.
+        self._titles: dict[str, str] = {}
         # A compaction boundary waiting for its summary message, the records
         # that descend from it meanwhile, and how many records passed since.
         self._boundary: tuple[int, dict[str, Any]] | None = None
         self._held: list[tuple[int, dict[str, Any]]] = []
         self._pending: set[str] = set()
         self._since = 0
+        self.waiting: Cursor | None = None  # where the held boundary's line starts
+        self._fresh: set[str] = set()  # uuids written by a continuing import
+
+    # What a later import needs to go on where this one stops (io/position.py).
+    _KEPT = ("time", "sidechains", "threaded", "_meta_tip", "_first_prompt")
+
+    def snapshot(self) -> dict[str, Any]:
+        state: dict[str, Any] = {name: getattr(self, name) for name in self._KEPT}
+        state["_summaries"] = [list(pair) for pair in self._summaries]
+        state["git_branch"] = self.writer.git_branch
+        return state
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for name in self._KEPT:
+            if name in state:
+                setattr(self, name, state[name])
+        self._summaries = [(str(a), str(b)) for a, b in state.get("_summaries", [])]
+        self.writer.git_branch = state.get("git_branch") or self.writer.git_branch
+        self.writer.continuing = True
+
+    def _last_of(self, uuid: str) -> str:
+        """The last entry of an earlier record: this import's own, else probed among the
+        stored ones (a record of several entries ends at `uuid#k`)."""
+        if uuid in self._tail:
+            return self._tail[uuid]
+        last = self.ids.entry(uuid)
+        if not self.writer.continuing or uuid in self._fresh:
+            return last
+        k = 1
+        while self.writer.seen(following := self.ids.entry(f"{uuid}#{k}")):
+            last, k = following, k + 1
+        return last
 
     def feed(self, number: int, obj: dict[str, Any]) -> None:
         self.time = iso_time(obj.get("timestamp")) or self.time
@@ -252,6 +321,11 @@ class _Thread:
                 self._replay()
             self._boundary, self._pending, self._since = (number, obj), {uuid}, 0
             return
+        self._feed_threaded(number, obj, uuid)
+        if self._boundary is None:
+            self.waiting = None
+
+    def _feed_threaded(self, number: int, obj: dict[str, Any], uuid: str) -> None:
         if self._boundary is not None:
             parent = obj.get("parentUuid")
             if parent in self._pending:
@@ -294,7 +368,7 @@ class _Thread:
         uuid: str = obj["uuid"]
         parent: str | None = None
         if isinstance(parent_uuid, str) and parent_uuid:
-            parent = self._tail.get(parent_uuid) or self.ids.entry(parent_uuid)
+            parent = self._last_of(parent_uuid)
             if not self.writer.seen(parent):
                 self.notes.add(
                     f"line {number}: parent {parent_uuid} is not an earlier record "
@@ -309,12 +383,17 @@ class _Thread:
             parent = entry
         if len(items) > 1 and parent is not None:
             self._tail[uuid] = parent
+        if self.writer.continuing:
+            self._fresh.add(uuid)
         self.writer.head = parent
         self.threaded += 1
 
     def _metadata(self, number: int, obj: dict[str, Any]) -> None:
         if obj.get("type") == "summary" and isinstance(obj.get("summary"), str):
             self._summaries.append((str(obj.get("leafUuid") or ""), obj["summary"]))
+        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle")):
+            if obj.get("type") == kind and isinstance(obj.get(key), str) and obj[key].strip():
+                self._titles[kind] = obj[key]  # the last one written wins
         entry = self.ids.entry(f"#{number}")
         self.writer.add(entry, self._meta_tip, *cmap.notification(obj), self.time, None, number)
         self._meta_tip = entry
@@ -329,7 +408,11 @@ class _Thread:
             )
         summary = self._summary()
         self.writer.summary = summary
-        self.writer.title = one_line(summary or "") or self.writer.title or self._first_prompt
+        # The user's own title (/rename), the harness's generated one or summary, else
+        # what the chat's title already was, else its first real request.
+        named = [self._titles.get("custom-title"), self._titles.get("ai-title"), summary]
+        title = next((t for n in named if n and (t := one_line(n))), "")
+        self.writer.title = title or self.writer.title or self._first_prompt
 
     def _summary(self) -> str | None:
         """The last `summary` line whose leaf is in this chat, else the last one."""

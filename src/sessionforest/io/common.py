@@ -21,6 +21,7 @@ import orjson
 
 from ..ids import CONTROL, iso
 from ..model import ImportReport
+from ..wrappers import cut_at_word
 from .report import BadLines, Notes, Progress
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
@@ -111,14 +112,21 @@ def one_line(text: str | Iterable[str], limit: int = 80) -> str:
 
 
 def _cut(words: list[str], limit: int) -> str:
-    folded = " ".join(words)
-    return folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
+    return cut_at_word(" ".join(words), limit)
 
 
 # --- reading ----------------------------------------------------------------------
 
 
 TOO_LONG = b""  # yielded in place of a line longer than MAX_LINE (already skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A place in a line file: the byte just past a whole line, and that line's number."""
+
+    offset: int = 0
+    line: int = 0
 
 
 class Lines:
@@ -130,19 +138,30 @@ class Lines:
     the line just yielded ends the file without a newline (a file still being
     written ends so). An iterator class, not a generator: it keeps no reference
     to a line it returned, so a caller can let go of a huge one.
+
+    `start` resumes a file at a saved position: `handle` is already at byte
+    `start.offset`, and lines are numbered on from `start.line`. `offset` and
+    `line` are then where the last whole line read ends (a partial last line is
+    not counted: a later read starts with it).
     """
 
     STEP = 1 << 20
 
     def __init__(
-        self, handle: IO[bytes], progress: Progress | None = None, limit: int | None = None
+        self,
+        handle: IO[bytes],
+        progress: Progress | None = None,
+        limit: int | None = None,
+        start: Mark | None = None,
     ) -> None:
         self._handle = handle
         self._progress = progress
         self._limit = MAX_LINE if limit is None else limit
         self._pending = 0
-        self.number = 0
+        self.number = start.line if start is not None else 0
         self.partial = False
+        self.offset = start.offset if start is not None else 0
+        self.line = self.number
 
     def __iter__(self) -> Lines:
         return self
@@ -161,14 +180,23 @@ class Lines:
                     self._advance(len(raw))
                     if not raw:
                         break
-                self.partial = not raw.endswith(b"\n")
+                self._ended(raw)
                 return self.number, TOO_LONG
-            self.partial = not raw.endswith(b"\n")
+            self._ended(raw)
             if self.number == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]
             raw = raw.strip()
             if raw:
                 return self.number, raw
+
+    def _ended(self, raw: bytes) -> None:
+        self.partial = not raw.endswith(b"\n")
+        if not self.partial:
+            self.offset, self.line = self._handle.tell(), self.number
+
+    def mark(self) -> Mark:
+        """Where the last whole line read ends."""
+        return Mark(self.offset, self.line)
 
     def _advance(self, size: int) -> None:
         if self._progress is None:
@@ -262,12 +290,18 @@ def walk(root: Path, accept: Callable[[Path], bool]) -> Found:
     return Found(sorted(files), refused)
 
 
-def jsonl_files(root: Path, report: ImportReport) -> list[Path]:
-    """`root` if it is a file, else every `.jsonl` file under it (see `walk`); what the
-    walk refused is noted in `report`."""
+def is_jsonl(path: Path) -> bool:
+    return path.suffix == ".jsonl"
+
+
+def jsonl_files(
+    root: Path, report: ImportReport, accept: Callable[[Path], bool] = is_jsonl
+) -> list[Path]:
+    """`root` if it is a file, else every file under it that `accept`s (by default the
+    `.jsonl` ones; see `walk`); what the walk refused is noted in `report`."""
     if root.is_file():
         return [root]
-    found = walk(root, lambda p: p.suffix == ".jsonl")
+    found = walk(root, accept)
     report.notes += [f"{path}: refused: {why}" for path, why in found.refused]
     return found.files
 
@@ -315,7 +349,14 @@ def records(
     path: Path, handle: IO[bytes], bad: BadLines, notes: Notes, progress: Progress | None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSONL line; see `json_lines` for the rest."""
-    for number, value in json_lines(path, Lines(handle, progress), bad, notes):
+    return objects(path, Lines(handle, progress), bad, notes)
+
+
+def objects(
+    path: Path, reader: Lines, bad: BadLines, notes: Notes
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each line `reader` yields (`records` over a given reader)."""
+    for number, value in json_lines(path, reader, bad, notes):
         if value is TOO_LONG:
             continue
         if not isinstance(value, dict):

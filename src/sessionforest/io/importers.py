@@ -5,6 +5,11 @@ formats that take one), tells the progress display how many bytes lie ahead
 and hands each file to its format's reader inside `source_file`: a chat that
 fails is in `report.failed`; only a path that is not there, or a store that
 cannot be written, raises.
+
+`import_source` is the live mirror's entry point: one source (a file, or
+OpenCode's database) from a saved `SourcePosition`, returning the new one. A
+format whose reader can `follow` (line formats) reads only what was appended;
+any other is imported again whole when its size or mtime changed.
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import chatgpt, claude_code, native, pi, yoagent
-from .common import file_size, jsonl_files
+from . import chatgpt, claude_code, codex, gemini, native, pi, yoagent
+from .common import Mark, file_size, is_jsonl, jsonl_files
+from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
+
+# Reads one file from a cursor (None: from its start) and returns where it stopped.
+Follow = Callable[[ImportRun, Path, Notes, Cursor | None], Cursor]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +38,37 @@ class Reader:
     walks: bool = False  # a directory is walked for its .jsonl files
     order: Callable[[list[Path]], list[Path]] = list  # the order the files are read in
     size: Callable[[Path], int] = file_size  # bytes read from one file (the progress bar)
+    follow: Follow | None = None  # reads what was appended since a saved position
+    accept: Callable[[Path], bool] = is_jsonl  # the files a walk of a directory reads
 
 
 READERS: dict[str, Reader] = {
-    claude_code.FORMAT: Reader(claude_code.import_file, walks=True, order=claude_code.order),
+    claude_code.FORMAT: Reader(
+        claude_code.import_file, walks=True, order=claude_code.order, follow=claude_code.follow
+    ),
+    codex.FORMAT: Reader(
+        codex.import_file, walks=True, order=codex.order, follow=codex.follow, accept=codex.accept
+    ),
+    gemini.FORMAT: Reader(
+        gemini.import_file,
+        walks=True,
+        order=gemini.order,
+        follow=gemini.follow,
+        accept=gemini.accept,
+    ),
     chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
     pi.FORMAT: Reader(pi.import_file, walks=True),
     yoagent.FORMAT: Reader(yoagent.import_file),
     native.SOURCE_FORMAT: Reader(native.read_file),
 }
 FORMATS = tuple(READERS)
+
+
+def reader_for(fmt: str) -> Reader:
+    reader = READERS.get(fmt)
+    if reader is None:
+        raise InvalidArgument("format", f"expected one of {', '.join(FORMATS)}; got {fmt!r}")
+    return reader
 
 
 def run(
@@ -51,16 +81,14 @@ def run(
     progress: Progress | None = None,
 ) -> ImportReport:
     """Import every chat of `path` in format `fmt` through `bulk` (see Forest.import_chats)."""
-    reader = READERS.get(fmt)
-    if reader is None:
-        raise InvalidArgument("format", f"expected one of {', '.join(FORMATS)}; got {fmt!r}")
+    reader = reader_for(fmt)
     path = path.expanduser()
     if not path.exists():
         raise ImportRejected(str(path), None, "no such file or directory")
     if not reader.walks and not path.is_file():
         raise ImportRejected(str(path), None, f"a {fmt} import reads one file, not a directory")
     report = ImportReport(fmt)
-    files = reader.order(jsonl_files(path, report)) if reader.walks else [path]
+    files = reader.order(jsonl_files(path, report, reader.accept)) if reader.walks else [path]
     if progress is not None:
         progress.begin(sum(map(reader.size, files)))
     run = ImportRun(bulk, links, report, BadLines(report, skip_bad), progress)
@@ -68,3 +96,63 @@ def run(
         with source_file(report, file) as notes:
             reader.read(run, file, notes)
     return report
+
+
+def import_source(
+    bulk: BulkStore,
+    links: AgentLinks,
+    fmt: str,
+    path: Path,
+    position: SourcePosition | None = None,
+    *,
+    skip_bad: bool = False,
+    progress: Progress | None = None,
+) -> tuple[ImportReport, SourcePosition]:
+    """Import what `path` holds past `position` (None, or one that does not fit: all of
+    it); returns the report and the position to pass next time. A chat that fails leaves
+    the position where it was, so the next call tries the same lines again."""
+    reader = reader_for(fmt)
+    path = path.expanduser()
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise ImportRejected(str(path), None, exc.strerror or "cannot read it") from None
+    whole = path.is_dir()  # a tree of files (OpenCode's storage/): read whole each time
+    if whole and not reader.walks:
+        raise ImportRejected(str(path), None, f"a {fmt} source is one file, not a directory")
+    report = ImportReport(fmt)
+    start = position if fits(position, fmt, path, stat.st_size) else None
+    unchanged = (stat.st_size, stat.st_mtime_ns)
+    if start is not None and not whole and (start.size, start.mtime_ns) == unchanged:
+        return report, start  # nothing changed since
+    run = ImportRun(bulk, links, report, BadLines(report, skip_bad), progress)
+    if progress is not None:
+        progress.begin(max(0, stat.st_size - (start.offset if start else 0)))
+    failed = len(report.failed)
+    cursor: Cursor | None = None
+    if whole:
+        files = reader.order(jsonl_files(path, report, reader.accept))
+    with source_file(report, path) as notes:
+        if whole:
+            for file in files:
+                with source_file(report, file) as each:
+                    reader.read(run, file, each)
+            cursor = Cursor(Mark(stat.st_size), {})
+        elif reader.follow is not None:
+            cursor = reader.follow(run, path, notes, start.cursor if start else None)
+        else:
+            reader.read(run, path, notes)
+            cursor = Cursor(Mark(stat.st_size), {})
+    if cursor is None or len(report.failed) > failed:
+        return report, position or SourcePosition(fmt, str(path))
+    head = "" if whole else head_of(path)
+    return report, SourcePosition(
+        fmt,
+        str(path),
+        cursor.mark.offset,
+        cursor.mark.line,
+        stat.st_size,
+        stat.st_mtime_ns,
+        head,
+        cursor.state,
+    )

@@ -12,9 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..errors import ImportRejected, InvalidPayload, SessionExists, SessionQuarantined
+from ..errors import (
+    ForestError,
+    ImportRejected,
+    InvalidPayload,
+    SessionExists,
+    SessionQuarantined,
+)
 from ..model import ImportFailure, ImportReport, SkippedLine
 from ..store.base import AgentLinks, BulkStore
 from ..text import plural
@@ -143,3 +149,34 @@ class ImportRun:
     report: ImportReport
     bad: BadLines
     progress: Progress | None
+
+
+def link_worker(
+    links: AgentLinks,
+    worker: str,
+    parent_chat: str | None,
+    policy: dict[str, Any],
+    notes: Notes,
+) -> None:
+    """Link the imported worker chat `worker` under `parent_chat` in the agent tree (once:
+    a re-import finds the link made). A parent not imported yet, or itself a worker, is
+    noted and the worker left unlinked; a later import of it links it."""
+    if parent_chat is None:
+        notes.add("worker chat has no parent session id: left unlinked")
+        return
+    try:
+        links.session(parent_chat)
+    except ForestError:
+        notes.add("the parent session of this worker is not imported: left unlinked for now")
+        return
+    if links.agent_for_session(worker) is not None:
+        return  # linked by an earlier import
+    orchestrator = links.agent_for_session(parent_chat)
+    if orchestrator is None:
+        orchestrator_id = links.add_orchestrator(parent_chat)
+    elif orchestrator.role == "orchestrator":
+        orchestrator_id = orchestrator.id
+    else:
+        notes.add(f"parent chat {parent_chat} is itself a worker: left unlinked")
+        return
+    links.add_worker(orchestrator_id, worker, policy)

@@ -81,6 +81,9 @@ class ChatWriterBase:
         # no times gives its entries the same one on every re-import.
         self.created_at = created_at
         self.result: ChatResult | None = None  # set once the chat is committed
+        # An import that resumes a source where an earlier one stopped (io/position.py):
+        # the entries stored before are the earlier lines', so `seen` trusts them.
+        self.continuing = False
 
     @property
     def session_id(self) -> str:
@@ -148,8 +151,8 @@ class ChatWriterBase:
         sequence = self._stored_sequence(entry_id)
         if sequence is None:
             return False
-        if sequence > self._base:
-            return True  # written by this import
+        if sequence > self._base or self.continuing:
+            return True  # written by this import, or by the one it continues
         return self._confirmed_before(entry_id)
 
     def _remember(self, entry_id: str, line: int | None) -> None:

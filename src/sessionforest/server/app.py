@@ -8,10 +8,10 @@
     GET  /       the web UI (ui.py)
 
 Bodies and frames past `Limits.max_body` are refused before they are read
-whole. Each WebSocket has one outbox drained by one task (answers and
-notifications leave in the order they were queued); a client that lets
-`max_outbox` messages pile up is disconnected (code 1013) rather than
-silently missing one, and catches up on reconnect (changes.py).
+whole. Each WebSocket is a `Peer` (peer.py: one ordered outbox,
+the in-flight limit, teardown); a client that lets `max_outbox` messages
+pile up is disconnected (code 1013) rather than silently missing one, and
+catches up on reconnect (changes.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .api import METHODS
 from .context import Client, Server
-from .rpc import INVALID_REQUEST, Dispatcher
+from .peer import Peer
+from .rpc import INVALID_REQUEST, Dispatcher, error_message
 from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
 from .ui import ui_routes
 
@@ -39,10 +40,6 @@ log = logging.getLogger("sessionforest.server")
 JSON = "application/json"
 TOO_SLOW = 1013  # "try again later": the client's outbox overflowed
 UNAUTHORIZED = 4401  # a WebSocket whose first message did not carry the token
-
-
-def _error_body(code: int, message: str) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None})
 
 
 def build_app(server: Server) -> Starlette:
@@ -53,7 +50,7 @@ def build_app(server: Server) -> Starlette:
     async def rpc(request: Request) -> Response:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != JSON:
-            return Response(_error_body(INVALID_REQUEST, f"Content-Type must be {JSON}"),
+            return Response(error_message(INVALID_REQUEST, f"Content-Type must be {JSON}"),
                             415, media_type=JSON)  # fmt: skip
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limits.max_body:
@@ -104,44 +101,30 @@ def build_app(server: Server) -> Starlette:
 
 
 def _too_large(limit: int) -> Response:
-    return Response(_error_body(INVALID_REQUEST, f"request body exceeds {limit} bytes"), 413,
+    return Response(error_message(INVALID_REQUEST, f"request body exceeds {limit} bytes"), 413,
                     media_type=JSON)  # fmt: skip
+
+
+class _Socket:
+    """A WebSocket as a peer's transport: one text frame per message."""
+
+    def __init__(self, socket: WebSocket) -> None:
+        self.socket = socket
+
+    async def write(self, data: bytes) -> None:
+        await self.socket.send_text(data.decode())
+
+    async def hang_up(self, overflowed: bool) -> None:
+        if overflowed:
+            await self.socket.close(TOO_SLOW, "outbox overflowed: reconnect and catch up")
+        else:
+            await self.socket.close(1000, "")
 
 
 async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Server) -> None:
     limits = server.limits
-    outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
-    closing: list[int] = []
-
-    def send(data: bytes) -> None:
-        if closing:
-            return
-        if outbox.qsize() >= limits.max_outbox:
-            closing.append(TOO_SLOW)
-            outbox.put_nowait(None)
-            return
-        outbox.put_nowait(data)
-
-    def push(message: dict[str, Any]) -> None:
-        send(orjson.dumps(message))
-
-    client = Client("websocket", push)
-
-    async def drain() -> None:
-        while (data := await outbox.get()) is not None:
-            await socket.send_text(data.decode())
-        code = closing[0] if closing else 1000
-        with contextlib.suppress(Exception):
-            await socket.close(code, "outbox overflowed: reconnect and catch up" if closing else "")
-
-    sender = asyncio.create_task(drain())
-    slots = asyncio.Semaphore(limits.max_inflight)
-    running: set[asyncio.Task[None]] = set()
-
-    async def run(text: str) -> None:
-        async with slots:
-            await dispatcher.handle(text, client, send)
-
+    peer = Peer(server, dispatcher, "websocket", _Socket(socket))
+    send = peer.send
     try:
         token = socket.scope.get(AUTH_PENDING)
         if token is not None and not await _authenticated(socket, token, send):
@@ -154,24 +137,13 @@ async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Serve
             if text is None:
                 text = (message.get("bytes") or b"").decode("utf-8", "replace")
             if len(text) > limits.max_body:
-                send(_error_body(INVALID_REQUEST, f"message exceeds {limits.max_body} bytes"))
+                send(error_message(INVALID_REQUEST, f"message exceeds {limits.max_body} bytes"))
                 continue
-            await slots.acquire()  # past max_inflight, stop reading: TCP pushes back
-            slots.release()
-            task = asyncio.create_task(run(text))
-            running.add(task)
-            task.add_done_callback(running.discard)
+            await peer.submit(text)  # past max_inflight, stop reading: TCP pushes back
     except WebSocketDisconnect:
         pass
     finally:
-        server.hub.drop(push)
-        for task in list(running):
-            with contextlib.suppress(Exception):
-                await task
-        server.prestarts.drop(client.id)  # a pre-start lives only as long as its client
-        outbox.put_nowait(None)
-        with contextlib.suppress(Exception):
-            await sender
+        await peer.close()
 
 
 async def _authenticated(socket: WebSocket, token: str, send: Any) -> bool:

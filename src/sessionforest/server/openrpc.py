@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-
 from .. import __name__ as package
 from ..errors import FAMILIES
 from ..kinds import KINDS

@@ -61,6 +61,11 @@ def error_object(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def error_message(code: int, message: str) -> bytes:
+    """An error answer to a message that could not be read as a request (id null)."""
+    return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None})
+
+
 def _response(
     request_id: Any, result: Any = None, error: dict[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -102,14 +102,14 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         forest, limits=options.limits, import_roots=options.import_roots, provider=provider
     )
     if provider is not None:
-        from .handlers.talk import warm
-
-        threading.Thread(target=warm, args=(provider,), daemon=True).start()
+        # Importing an SDK takes seconds: made ahead, so the first reply does not wait.
+        threading.Thread(target=server.clients.warm, args=(provider,), daemon=True).start()
     try:
         if options.stdio:
             from .stdio import serve_stdio
 
-            asyncio.run(serve_stdio(server))
+            if not asyncio.run(serve_stdio(server)):
+                raise SystemExit(1)  # the peer was cut off as too slow (logged)
         else:
             assert address is not None
             _serve_http(server, options, address, echo)

@@ -130,6 +130,15 @@ export interface Methods {
     };
     result: SessionJson;
   };
+  "sessions/workers": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+    };
+    result: WorkersJson;
+  };
   "sessions/append": {
     params: {
       /**
@@ -273,8 +282,44 @@ export interface Methods {
        */
       session_id: string;
       limit?: number | null;
+      end?: string | null;
     };
     result: LogEntryJson[];
+  };
+  "sessions/compare": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      /**
+       * an exact id
+       */
+      a: string;
+      /**
+       * an exact id
+       */
+      b: string;
+    };
+    result: CompareJson;
+  };
+  "sessions/previews": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      /**
+       * @minItems 1
+       * @maxItems 500
+       *
+       * Items: an exact id
+       */
+      entry_ids: [string, ...string[]];
+    };
+    result: {
+      [k: string]: string;
+    };
   };
   "sessions/forest_snapshot": {
     params: {
@@ -374,7 +419,7 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+      format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
       /**
        * inside one of the --import-root's
        */
@@ -482,6 +527,30 @@ export interface SessionsPageJson {
 export interface ResolvedJson {
   entry_id: string | null;
   session_id: string;
+}
+/**
+ * A chat's place in the agent tree: the chat it works for, the worker chats under it.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "WorkersJson".
+ */
+export interface WorkersJson {
+  parent: SessionJson | null;
+  workers: WorkerChatJson[];
+}
+/**
+ * A worker chat linked under a chat in the agent tree.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "WorkerChatJson".
+ */
+export interface WorkerChatJson {
+  agent_type: string | null;
+  created_at: string;
+  entry_count: number;
+  prompt: string;
+  session_id: string;
+  title: string;
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
@@ -750,6 +819,52 @@ export interface LogEntryJson {
   sequence: number;
   session_id: string;
   stamp: {} | null;
+}
+/**
+ * Two branches of one chat from their common ancestor (`Forest.compare`).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareJson".
+ */
+export interface CompareJson {
+  a: string;
+  a_entries: LogEntryJson[];
+  ancestor: string | null;
+  b: string;
+  b_entries: LogEntryJson[];
+  git: CompareGitJson;
+  rows: CompareRowJson[];
+  session_id: string;
+  shared: number;
+}
+/**
+ * The files' side of a branch comparison (compare.git_part).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareGitJson".
+ */
+export interface CompareGitJson {
+  a_dirty_files: number | null;
+  a_head: string | null;
+  b_dirty_files: number | null;
+  b_head: string | null;
+  diff: string;
+  dirty_differs: boolean | null;
+  reason: string;
+  stat: string;
+  state: string;
+  truncated: boolean;
+}
+/**
+ * One aligned row: a turn of each side (its entry ids), or of one side only.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareRowJson".
+ */
+export interface CompareRowJson {
+  a: string[] | null;
+  b: string[] | null;
+  same: boolean;
 }
 /**
  * One consistent view of a session's tree (`Snapshot.to_json`).
@@ -1187,6 +1302,24 @@ export interface CheckpointParams {
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareParams".
+ */
+export interface CompareParams {
+  /**
+   * an exact id
+   */
+  a: string;
+  /**
+   * an exact id
+   */
+  b: string;
+  /**
+   * an exact id
+   */
+  session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "CreateParams".
  */
 export interface CreateParams {
@@ -1294,7 +1427,7 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+  format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
   /**
    * inside one of the --import-root's
    */
@@ -1316,6 +1449,7 @@ export interface ListParams {
  * via the `definition` "LogParams".
  */
 export interface LogParams {
+  end?: string | null;
   limit?: number | null;
   /**
    * an exact id
@@ -1345,6 +1479,23 @@ export interface MoveHeadParams {
  * via the `definition` "NoParams".
  */
 export interface NoParams {}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "PreviewsParams".
+ */
+export interface PreviewsParams {
+  /**
+   * @minItems 1
+   * @maxItems 500
+   *
+   * Items: an exact id
+   */
+  entry_ids: [string, ...string[]];
+  /**
+   * an exact id
+   */
+  session_id: string;
+}
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "RecallParams".

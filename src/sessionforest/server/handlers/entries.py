@@ -15,10 +15,17 @@ from ...kinds import KINDS
 from ...model import Entry
 from ...projection import Message, project
 from ...store.base import Unset
-from ...wire import DivergenceJson, EntriesPageJson, EntryJson, LogEntryJson, SnapshotJson
+from ...wire import (
+    CompareJson,
+    DivergenceJson,
+    EntriesPageJson,
+    EntryJson,
+    LogEntryJson,
+    SnapshotJson,
+)
 from ..changes import Change, appended
 from ..context import Call
-from ..limits import MAX_ITEMS, MAX_PAGE
+from ..limits import MAX_ITEMS, MAX_PAGE, MAX_PREVIEWS
 from ..registry import ExpectHead, Group, Id, Params, expected
 from .sessions import SessionParams
 
@@ -176,13 +183,43 @@ class LogParams(Params):
     session_id: Id
     # Only the last `limit` entries of the path (read in time proportional to it).
     limit: Annotated[int, Meta(ge=1)] | None = None
+    # The path to this entry instead of the head's (a branch read without moving the
+    # head; a page of earlier entries is the path to the first shown one's parent).
+    end: Id | None = None
 
 
 @group.method("sessions/log", LogParams, list[LogEntryJson], "read")
 def log(call: Call, p: LogParams) -> list[LogEntryJson]:
-    """The active path (its last `limit` entries), root first, each entry marked
-    `diverged` (as `forest log --json`)."""
-    return call.forest.log_document(p.session_id, p.limit)  # type: ignore[return-value]
+    """The active path, or the path to `end` (its last `limit` entries), root first,
+    each entry marked `diverged` (as `forest log --json`). The head is never moved."""
+    return call.forest.log_document(p.session_id, p.limit, p.end)  # type: ignore[return-value]
+
+
+class CompareParams(Params):
+    session_id: Id
+    a: Id
+    b: Id
+
+
+@group.method("sessions/compare", CompareParams, CompareJson, "read")
+def compare(call: Call, p: CompareParams) -> CompareJson:
+    """Two branches (the paths to entries `a` and `b`) from their common ancestor: each
+    side's later entries, their turns aligned, and — when both ends are stamped and the
+    session's directory is a repository here — `git diff` between the stamped HEADs and
+    whether their uncommitted states differ (as `forest diff`)."""
+    return call.forest.compare(p.session_id, p.a, p.b)
+
+
+class PreviewsParams(Params):
+    session_id: Id
+    entry_ids: Annotated[list[Id], Meta(min_length=1, max_length=MAX_PREVIEWS)]
+
+
+@group.method("sessions/previews", PreviewsParams, dict[str, str], "read")
+def previews(call: Call, p: PreviewsParams) -> dict[str, str]:
+    """A short line of text per entry (its text, else its tool call and key argument):
+    what a forest node shows."""
+    return call.forest.previews(p.session_id, p.entry_ids)
 
 
 class SnapshotParams(Params):

@@ -50,7 +50,7 @@ def import_chats(call: Call, p: ImportParams) -> Json:
     (`--import-root`) are read. Each chat is its own transaction; failed chats
     are reported in `failed`, the others imported.
     """
-    path = call.server.import_path(p.path)
+    path = call.server.import_roots.resolve(p.path)
     report = call.forest.import_chats(p.format, path, skip_bad=p.skip_bad)
     for chat in report.chats:
         if not (chat.created or chat.added):
@@ -64,6 +64,6 @@ def import_chats(call: Call, p: ImportParams) -> Json:
         elif chat.added:
             ids = None
         status = call.forest.session(chat.session_id).status
-        call.server.set_status(chat.session_id, status)
+        call.server.statuses.set(chat.session_id, status)
         call.changed(Change(chat.session_id, "imported", chat.head, status, ids, first, last))
     return report.to_json()

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from ...model import SessionInfo
-from ...wire import Json, Resolved, SessionsPage
+from ...wire import Json, Resolved, SessionsPage, Workers
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_PAGE
@@ -34,7 +34,7 @@ def create(call: Call, p: CreateParams) -> Json:
         created_at=p.created_at,
     )  # fmt: skip
     info = forest.session(sid)
-    call.server.set_status(sid, info.status)
+    call.server.statuses.set(sid, info.status)
     call.changed(Change(sid, "created", None, info.status))
     return info.to_json()
 
@@ -102,6 +102,13 @@ def archive(call: Call, p: SessionParams) -> Json:
 def _set_status(call: Call, session_id: str, status: str) -> Json:
     call.forest.set_status(session_id, status)
     info = call.forest.session(session_id)
-    call.server.set_status(session_id, info.status)
+    call.server.statuses.set(session_id, info.status)
     call.changed(Change(session_id, "status", info.head, info.status))
     return info.to_json()
+
+
+@group.method("sessions/workers", SessionParams, Workers, "read")
+def workers(call: Call, p: SessionParams) -> Json:
+    """The worker chats the agent tree links under this chat (with the prompt each
+    started from), and the chat this one works for when it is a worker."""
+    return call.forest.workers(p.session_id).to_json()

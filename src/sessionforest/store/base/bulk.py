@@ -36,6 +36,9 @@ class ChatWriter(Protocol):
     # The chat's time: the spec's on its first import, the stored one on later ones.
     created_at: str
     result: ChatResult | None  # set once the chat's transaction committed
+    # Set by an import resuming where an earlier one stopped: the entries stored
+    # before count as met (`seen`), since the lines that made them are not read again.
+    continuing: bool
 
     @property
     def session_id(self) -> str: ...

@@ -15,7 +15,8 @@ from typing import Any, Final
 
 import psycopg
 
-from ...scripts import ELLIPSIS, MARK, excerpt, spaceless
+from ... import snippets
+from ...scripts import excerpt, spaceless
 from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Spaceless, Term
 from ..base.search import then_missing
 from .schema import TEXT_CONFIG, WORDS_OF
@@ -159,18 +160,14 @@ GRAM_DIGEST_PROBE = f"""
 SELECT 1 FROM chat_digests c JOIN sessions s ON s.id = c.session_id
 WHERE s.num = %s AND c.spaceless AND strpos(lower{DIGEST_TEXT}, %s) > 0
 """
-HEADLINE = (
-    f'\'StartSel="{MARK}", StopSel="{MARK}", MaxWords=12, MinWords=4, ShortWord=0, '
-    f'MaxFragments=1, FragmentDelimiter="{ELLIPSIS}"\''
-)
-ENTRY_SNIPPET = f"""
-SELECT ts_headline('{TEXT_CONFIG}', e.text, %s::tsquery, {HEADLINE}), e.text, e.spaceless
-FROM session_entries e JOIN sessions s ON s.id = e.session_id
+# Snippets are made in Python from the stored text (snippets.py): ts_headline
+# parses the whole text, whatever its size, for every snippet.
+ENTRY_SNIPPET = """
+SELECT e.text, e.spaceless FROM session_entries e JOIN sessions s ON s.id = e.session_id
 WHERE s.num = %s AND e.sequence = %s
 """
-DIGEST_SNIPPET = f"""
-SELECT ts_headline('{TEXT_CONFIG}', {DIGEST_TEXT}, %s::tsquery, {HEADLINE}), {DIGEST_TEXT},
-       c.spaceless, c.words @@ %s::tsquery
+DIGEST_SNIPPET = """
+SELECT c.title, c.first_message, c.first_reply, c.summary, c.spaceless
 FROM chat_digests c JOIN sessions s ON s.id = c.session_id WHERE s.num = %s
 """
 
@@ -186,9 +183,8 @@ ORDER BY sequence DESC LIMIT %s
 """
 SESSION_HAS_GRAMS = "SELECT 1 FROM session_entries WHERE session_id = %s AND spaceless LIMIT 1"
 SESSION_SIZE = "SELECT MAX(sequence) FROM session_entries WHERE session_id = %s"
-HIT_ROW = f"""
-SELECT ts_headline('{TEXT_CONFIG}', text, %(q)s::tsquery, {HEADLINE.replace("12", "16")}),
-       id, kind, created_at, sequence, text, spaceless, words @@ %(q)s::tsquery
+HIT_ROW = """
+SELECT id, kind, created_at, sequence, text, spaceless, words @@ %(q)s::tsquery
 FROM session_entries WHERE session_id = %(sid)s AND sequence = %(seq)s AND text IS NOT NULL
 """
 ACTIVE_SEQUENCES = """
@@ -401,21 +397,28 @@ class PostgresSearch:
         return [row[0] for row in self._conn.execute(HARNESSES)]
 
     def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
-        expr = _combine((_term_query(t) for t in terms), False) or ""
         needles = [_needle(t.text) for t in terms]
+        wanted = wanted_of(terms)
+        width = snippets.FIND_TOKENS
         if entry is not None:
-            row = self._conn.execute(ENTRY_SNIPPET, (expr, chat, entry & SEQUENCE_MASK)).fetchone()
-            if row is not None and row[1] is not None:
-                if row[2] and any(n.lower() in row[1].lower() for n in needles):
-                    return excerpt(row[1], needles)
-                if MARK in row[0]:
-                    return _cut(row[0], row[1])
-        row = self._conn.execute(DIGEST_SNIPPET, (expr, expr, chat)).fetchone()
+            row = self._conn.execute(ENTRY_SNIPPET, (chat, entry & SEQUENCE_MASK)).fetchone()
+            if row is not None and row[0]:
+                text, grams = row
+                if grams and any(n in text.lower() for n in needles):
+                    return excerpt(text, needles)
+                made = snippets.snippet(text, wanted, self.tokens, width)
+                return made if made is not None else snippets.head(text, width)
+        row = self._conn.execute(DIGEST_SNIPPET, (chat,)).fetchone()
         if row is None:
             return ""
-        if row[2] and any(n.lower() in row[1].lower() for n in needles):
-            return excerpt(row[1], needles)
-        return _cut(row[0], row[1]) if row[3] else ""
+        *fields, grams = row
+        made = snippets.snippet(fields, wanted, self.tokens, width)
+        if made is not None:
+            return made
+        for field in fields if grams else ():
+            if any(n in field.lower() for n in needles):
+                return excerpt(field, needles)
+        return ""
 
     # --- recall ---
 
@@ -426,15 +429,9 @@ class PostgresSearch:
         return PostgresSessionIndex(self._conn, session_id, self)
 
 
-def _cut(headline: str, text: str) -> str:
-    """A headline marked as cut where it does not start or end the text."""
-    plain = headline.replace(MARK, "")
-    out = headline
-    if plain and not text.startswith(plain[:20]):
-        out = ELLIPSIS + out
-    if plain and not text.rstrip().endswith(plain[-20:].rstrip()):
-        out += ELLIPSIS
-    return out
+def wanted_of(terms: Sequence[Term]) -> list[snippets.Wanted]:
+    """What a snippet marks: each term's stems (a phrase when several)."""
+    return [snippets.Wanted(t.tokens, t.text, t.prefix) for t in terms if t.tokens]
 
 
 class PostgresSessionIndex:
@@ -467,6 +464,8 @@ class PostgresSessionIndex:
         self, sequences: Sequence[int], matched: Sequence[Term], needles: Sequence[str]
     ) -> list[EntryRow]:
         expr = _combine((_term_query(t) for t in matched), False) or ""
+        wanted = wanted_of(matched)
+        width = snippets.RECALL_TOKENS
         out = []
         for sequence in sequences:
             row = self._conn.execute(
@@ -474,12 +473,15 @@ class PostgresSessionIndex:
             ).fetchone()
             if row is None:
                 continue
-            headline, entry_id, kind, created_at, seq, text, grams, words = row
-            if grams and (not words or MARK not in headline):
-                headline = excerpt(text, needles)
-            else:
-                headline = _cut(headline, text)
-            out.append(EntryRow(seq, entry_id, kind, created_at, headline))
+            entry_id, kind, created_at, seq, text, grams, words = row
+            made = None
+            if not grams or words:
+                made = snippets.snippet(text, wanted, self._index.tokens, width)
+            if made is None and grams:
+                made = excerpt(text, needles)
+            out.append(
+                EntryRow(seq, entry_id, kind, created_at, made or snippets.head(text, width))
+            )
         return out
 
     def active(self, oldest: int) -> set[int]:

@@ -16,6 +16,13 @@ INSERT_SESSION: Final = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
+# A head move is not activity: a chat's `updated_at` (its place in a listing by activity)
+# stays the time of its newest entry; only a session without a head row takes `now`.
+MOVE_HEAD: Final = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
+"""
+
 UPSERT_HEAD: Final = """
 INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,

@@ -55,8 +55,8 @@ FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 SESSION_ORDERS = {
     # Creation order, even within one millisecond.
     "created": " ORDER BY s.{order}",
-    # Latest activity first (the head's last move, else creation), as the
-    # `updated_at` a listing shows; newer sessions first on a tie.
+    # Latest activity first (the last append, else creation; a head move is not
+    # activity), as the `updated_at` a listing shows; newer sessions first on a tie.
     "updated": " ORDER BY COALESCE(h.updated_at, s.created_at) DESC, s.{order} DESC",
 }
 

@@ -15,7 +15,7 @@ from typing import Final
 
 import orjson
 
-from ....scripts import ELLIPSIS, MARK
+from .... import snippets
 from ...base import ChatKey, ChatRow, EntryKey, Spaceless, Term
 from ...base.search import then_missing
 from . import fts, grams
@@ -78,13 +78,11 @@ ENTRY_ROWIDS_OF = (
 DIGEST_ROWIDS = "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? LIMIT ?"
 CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
-ENTRY_SNIPPET = (
-    f"SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
-    "FROM session_entry_fts WHERE session_entry_fts MATCH ? AND rowid = ?"
-)
-DIGEST_SNIPPET = (
-    f"SELECT snippet(chat_digest_fts, -1, '{MARK}', '{MARK}', '{ELLIPSIS}', 12) "
-    "FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
+# Snippets are made in Python from the stored text (snippets.py): FTS5's
+# snippet() costs the square of a word's repetitions in one row.
+ENTRY_TEXT = "SELECT text FROM session_entry_fts WHERE rowid = ?"
+DIGEST_TEXT = (
+    "SELECT title, first_message, first_reply, summary FROM chat_digest_fts WHERE rowid = ?"
 )
 HARNESSES = "SELECT DISTINCT harness FROM sessions WHERE harness <> ''"
 # A chat's size is the sequence of its last indexed entry: one seek down the
@@ -95,6 +93,11 @@ SELECT k.value, (SELECT max(d.id) FROM session_entry_fts_docsize d
                                 AND (k.value << {SESSION_SHIFT}) + {SEQUENCE_MASK})
 FROM json_each(?) AS k
 """
+
+
+def wanted_of(terms: Sequence[Term]) -> list[snippets.Wanted]:
+    """What a snippet marks: each term's stems (a phrase when several)."""
+    return [snippets.Wanted(t.tokens, t.text, t.prefix) for t in terms if t.tokens]
 
 
 class SQLiteSearch:
@@ -222,22 +225,28 @@ class SQLiteSearch:
         return [row[0] for row in self._conn.execute(HARNESSES)]
 
     def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
-        """FTS5's snippet of the entry (or the digest); when a term can occur in the
-        trigram index, an excerpt of a row from there takes precedence."""
+        """An excerpt of the entry (or, without one, of the digest) marking `terms`;
+        when a term can occur in the trigram index, an excerpt of a row from there
+        takes precedence."""
         conn = self._conn
-        expr = fts.any_of(fts.match(t) for t in terms)
         needles = [t.text for t in terms] if grams.used(self._forms(terms)) else None
+        wanted = wanted_of(terms)
+        stem = fts.tokenizer().tokens
         if entry is not None:
             if needles is not None:
                 found = grams.entry_excerpt(conn, entry, needles)
                 if found is not None:
                     return found
-            row = conn.execute(ENTRY_SNIPPET, (expr, entry)).fetchone()
-            if row:
-                return str(row[0])
-        row = conn.execute(DIGEST_SNIPPET, (expr, chat)).fetchone()
+            row = conn.execute(ENTRY_TEXT, (entry,)).fetchone()
+            if row and row[0]:
+                text = str(row[0])
+                made = snippets.snippet(text, wanted, stem, snippets.FIND_TOKENS)
+                return made if made is not None else snippets.head(text, snippets.FIND_TOKENS)
+        row = conn.execute(DIGEST_TEXT, (chat,)).fetchone()
         if row:
-            return str(row[0])
+            made = snippets.snippet([str(c or "") for c in row], wanted, stem, snippets.FIND_TOKENS)
+            if made is not None:
+                return made
         if needles is not None:
             return grams.digest_excerpt(conn, chat, needles) or ""
         return ""

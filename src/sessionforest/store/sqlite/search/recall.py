@@ -12,7 +12,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ....scripts import ELLIPSIS, MARK, spaceless
+from .... import snippets
+from ....scripts import spaceless
 from ...base import EntryRow, Term
 from . import fts, grams
 from .grams import MIN_GRAM_CHARS, excerpt
@@ -24,12 +25,12 @@ TERM_IN_SESSION = (
     "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
     "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?"
 )
+# The snippet is made in Python from the stored text (snippets.py).
 HIT_ROW = f"""
-SELECT snippet(session_entry_fts, 0, '{MARK}', '{MARK}', '{ELLIPSIS}', 16),
-       e.id, e.kind, e.created_at, e.sequence
+SELECT f.text, e.id, e.kind, e.created_at, e.sequence
 FROM session_entry_fts f
 JOIN session_entries e ON e.session_id = :sid AND e.sequence = (f.rowid & {SEQUENCE_MASK})
-WHERE session_entry_fts MATCH :expr AND f.rowid = :rowid AND f.session_id = :sid
+WHERE f.rowid = :rowid
 """
 SESSION_HAS_GRAMS = "SELECT 1 FROM session_entry_grams WHERE rowid BETWEEN ? AND ? LIMIT 1"
 GRAM_HIT_ROW = f"""
@@ -88,7 +89,9 @@ class SQLiteSessionIndex:
         self, sequences: Sequence[int], matched: Sequence[Term], needles: Sequence[str]
     ) -> list[EntryRow]:
         conn = self._conn
-        expr = fts.any_of(fts.match(t) for t in matched)
+        wanted = [snippets.Wanted(t.tokens, t.text, t.prefix) for t in matched if t.tokens]
+        stem = fts.tokenizer().tokens
+        width = snippets.RECALL_TOKENS
         out = []
         for sequence in sequences:
             rowid = self._low + sequence
@@ -99,11 +102,13 @@ class SQLiteSessionIndex:
                     text, entry_id, kind, created_at, seq = gram
                     out.append(EntryRow(seq, entry_id, kind, created_at, excerpt(text, needles)))
                     continue
-            args = {"sid": self._sid, "expr": expr, "rowid": rowid}
-            row = conn.execute(HIT_ROW, args).fetchone()
+            row = conn.execute(HIT_ROW, {"sid": self._sid, "rowid": rowid}).fetchone()
             if row is not None:
-                snippet, entry_id, kind, created_at, seq = row
-                out.append(EntryRow(seq, entry_id, kind, created_at, snippet))
+                text, entry_id, kind, created_at, seq = row
+                text = str(text or "")
+                made = snippets.snippet(text, wanted, stem, width)
+                shown = made if made is not None else snippets.head(text, width)
+                out.append(EntryRow(seq, entry_id, kind, created_at, shown))
         return out
 
     def active(self, oldest: int) -> set[int]:

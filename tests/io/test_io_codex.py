@@ -1,0 +1,283 @@
+"""Codex CLI rollouts: the shared recording and fixtures, a real Codex run, rewinds, forks,
+sub-agents, and following a rollout as it grows."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from follow_helpers import contents, grow
+from sessionforest import Forest
+from sessionforest.io.common import Ids
+from standin import Reply
+
+DATA = Path(__file__).parents[2].parent / "shared" / "data"
+RECORDING = DATA / "codex" / "ai-sessions" / "codex-pomodor-timer.jsonl"
+FIXTURES = DATA / "format-fixtures" / "agent-sessions" / "codex"
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _kinds(forest: Forest, sid: str) -> Counter[str]:
+    return Counter(e.kind for e in forest.entries(sid))
+
+
+def test_the_recording_maps_every_item_once(forest: Forest) -> None:
+    report = forest.import_chats("codex", RECORDING)
+    assert report.ok and len(report.chats) == 1
+    (chat,) = report.chats
+    records = _records(RECORDING)
+    items = Counter(r["payload"]["type"] for r in records if r["type"] == "response_item")
+    kinds = _kinds(forest, chat.session_id)
+    calls = items["function_call"] + items["custom_tool_call"]
+    # reasoning, tool calls and assistant messages are assistant entries; the event_msg
+    # copies of the same texts (user_message, agent_message, agent_reasoning) are not stored.
+    assert kinds["assistant.message"] == items["reasoning"] + calls + 3
+    assert kinds["tool.completed"] == calls
+    assert kinds["user.message"] == 3 and kinds["system.message"] == 1  # environment_context
+    entries = forest.entries(chat.session_id)
+    called = {
+        b["id"]
+        for e in entries
+        if e.kind == "assistant.message"
+        for b in e.payload["content"]
+        if b["type"] == "tool_call"
+    }
+    answered = {e.payload["call_id"] for e in entries if e.kind == "tool.completed"}
+    assert called == answered and len(called) == calls
+    texts = [b["text"] for e in entries if e.kind == "user.message" for b in e.payload["content"]]
+    assert texts[0].startswith("Build a simple Pomodoro timer")
+    session = forest.session(chat.session_id)
+    assert (
+        session.harness == "codex" and session.origin_cwd == "/Users/yoavfarhi/dev/pomodoro/codex"
+    )
+    assert session.source_id == records[0]["payload"]["id"]
+    # Each entry keeps its line's time (UTC); token counts are hidden, never turns.
+    times = {r["timestamp"].replace("Z", "") for r in records}
+    assert all(e.created_at.rstrip("Z")[:23] in {t[:23] for t in times} for e in entries)
+    tokens = [
+        e
+        for e in entries
+        if e.kind == "provider.notification"
+        and e.payload["event"].get("payload", {}).get("type") == "token_count"
+    ]
+    assert tokens and all(str(e.context_visibility) == "hidden" for e in tokens)
+    path = [e.kind for e in forest.active_path(chat.session_id)]
+    assert "provider.notification" not in path  # the hidden chain never forks the talk
+    again = forest.import_chats("codex", RECORDING)
+    assert again.entries == 0 and again.unchanged == len(entries)
+
+
+@pytest.mark.parametrize("name", ["small.jsonl", "large.jsonl", "schema_drift.jsonl"])
+def test_the_fixtures_import_keeping_what_is_unknown(forest: Forest, name: str) -> None:
+    report = forest.import_chats("codex", FIXTURES / name)
+    assert report.ok, [str(f) for f in report.failed]
+    (chat,) = report.chats
+    kinds = _kinds(forest, chat.session_id)
+    records = _records(FIXTURES / name)
+    if name == "schema_drift.jsonl":
+        # The older flat form: a call and its result paired by name, the texts as turns,
+        # and the newer world_state kept hidden.
+        assert kinds == Counter(
+            {
+                "user.message": 1,
+                "assistant.message": 2,
+                "tool.completed": 1,
+                "provider.notification": 1,
+            }
+        )
+        (done,) = [e for e in forest.entries(chat.session_id) if e.kind == "tool.completed"]
+        assert done.payload["output"] == "hola"
+        return
+    if name == "small.jsonl":
+        assert kinds["compaction"] == sum(r["type"] == "compacted" for r in records)
+        assert kinds["checkpoint"] == 1  # the ghost_snapshot (a git snapshot for /undo)
+    unknown = sum(
+        1 for r in records if r["type"] not in ("response_item", "compacted", "event_msg")
+    )
+    assert kinds["provider.notification"] >= unknown
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _line(kind: str, payload: dict[str, Any], second: int) -> dict[str, Any]:
+    return {"timestamp": f"2026-03-01T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
+
+
+def _msg(role: str, words: str, second: int) -> dict[str, Any]:
+    part = "output_text" if role == "assistant" else "input_text"
+    content = [{"type": part, "text": words}]
+    return _line("response_item", {"type": "message", "role": role, "content": content}, second)
+
+
+def _meta(thread: str, **extra: Any) -> dict[str, Any]:
+    payload = {
+        "id": thread,
+        "cwd": "/work/repo",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.171.0",
+        "source": "cli",
+        "git": {"commit_hash": "abc123", "branch": "main"},
+    } | extra
+    return _line("session_meta", payload, 0)
+
+
+def test_a_rollback_is_a_branch_from_before_the_dropped_turns(
+    forest: Forest, tmp_path: Path
+) -> None:
+    path = _write(
+        tmp_path / "rollout-2026-03-01T10-00-00-t1.jsonl",
+        [
+            _meta("t1"),
+            _msg("user", "first question", 1),
+            _msg("assistant", "first answer", 2),
+            _msg("user", "second question", 3),
+            _msg("assistant", "second answer", 4),
+            _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 5),
+            _msg("user", "second question, asked better", 6),
+            _msg("assistant", "better", 7),
+        ],
+    )
+    report = forest.import_chats("codex", path)
+    assert report.ok and report.branches == 1
+    sid = report.chats[0].session_id
+    by_text = {
+        e.payload["content"][0].get("text"): e
+        for e in forest.entries(sid)
+        if e.kind in ("user.message", "assistant.message")
+    }
+    first_answer = by_text["first answer"].id
+    assert by_text["second question"].parent_id == first_answer
+    assert by_text["second question, asked better"].parent_id == first_answer
+    path_texts = [
+        e.payload["content"][0]["text"]
+        for e in forest.active_path(sid)
+        if e.kind in ("user.message", "assistant.message")
+    ]
+    assert path_texts == [
+        "first question",
+        "first answer",
+        "second question, asked better",
+        "better",
+    ]
+    info = forest.session(sid)
+    assert info.origin_cwd == "/work/repo"
+
+
+def test_a_fork_branches_off_its_parent_chat(forest: Forest, tmp_path: Path) -> None:
+    shared = [_msg("user", "plan it", 1), _msg("assistant", "the plan", 2)]
+    parent = _write(
+        tmp_path / "s" / "rollout-2026-03-01T10-00-00-p.jsonl",
+        [_meta("p"), *shared, _msg("user", "go on", 3), _msg("assistant", "went on", 4)],
+    )
+    fork = _write(
+        tmp_path / "s" / "rollout-2026-03-01T11-00-00-f.jsonl",
+        [
+            _meta("f", forked_from_id="p"),
+            *shared,
+            _msg("user", "try another way", 5),
+            _msg("assistant", "another way", 6),
+        ],
+    )
+    report = forest.import_chats("codex", tmp_path / "s")
+    assert report.ok, [str(f) for f in report.failed]
+    sid = Ids("codex", "p").session
+    assert {c.session_id for c in report.chats} == {sid}  # one chat, the fork a branch of it
+    entries = forest.entries(sid)
+    texts = Counter(
+        e.payload["content"][0].get("text") for e in entries if e.kind.endswith("message")
+    )
+    assert texts["plan it"] == 1 and texts["the plan"] == 1  # the shared prefix once
+    plan = next(e for e in entries if e.payload.get("content", [{}])[0].get("text") == "the plan")
+    other = next(
+        e for e in entries if e.payload.get("content", [{}])[0].get("text") == "try another way"
+    )
+    assert other.parent_id == plan.id
+    assert forest.session(sid).source_path == str(parent)
+    assert forest.import_chats("codex", fork).entries == 0
+
+
+def test_a_subagent_thread_is_a_hidden_worker_of_its_parent(forest: Forest, tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    _write(root / "rollout-2026-03-01T10-00-00-p.jsonl", [_meta("p"), _msg("user", "delegate", 1)])
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}
+    _write(
+        root / "rollout-2026-03-01T10-00-05-w.jsonl",
+        [_meta("w", source=spawn), _msg("user", "sub task", 2), _msg("assistant", "done", 3)],
+    )
+    report = forest.import_chats("codex", root)
+    assert report.ok
+    worker = Ids("codex", "w").session
+    assert forest.session(worker).visibility == "hidden"
+    agent = forest.agent_for_session(worker)
+    assert agent is not None and agent.role == "worker"
+    parent_agent = forest.agent_for_session(Ids("codex", "p").session)
+    assert parent_agent is not None and parent_agent.role == "orchestrator"
+
+
+def test_a_growing_rollout_followed_in_pieces_equals_one_import(tmp_path: Path) -> None:
+    target = tmp_path / "rollout-x.jsonl"
+    size = RECORDING.stat().st_size
+    with Forest.open(tmp_path / "a.db") as pieces:
+        grow(pieces, "codex", RECORDING, target, [size * k // 7 + 11 for k in range(1, 7)])
+        grown = contents(pieces)
+    with Forest.open(tmp_path / "b.db") as whole:
+        whole.import_chats("codex", target)
+        assert contents(whole) == grown
+
+
+@pytest.mark.slow
+def test_a_real_codex_run_imports_every_turn_tool_pair_and_time(
+    real_cli: Any, tmp_path: Path
+) -> None:
+    cli = real_cli("codex")
+    cli.script(Reply(text="hello from the stand-in"))
+    cli.run("say hello")
+    cli.script(
+        Reply(text="", tools=[cli.shell("expr 40 + 2")]),
+        Reply(text="it printed 42"),
+    )
+    cli.run("compute it", resume=True)
+    (rollout,) = cli.transcripts()
+    with Forest.open(tmp_path / "f.db") as forest:
+        report = forest.import_chats("codex", cli.home / ".codex" / "sessions")
+        assert report.ok, [str(f) for f in report.failed]
+        (chat,) = report.chats
+        talk = [
+            e
+            for e in forest.active_path(chat.session_id)
+            if e.kind in ("user.message", "assistant.message", "tool.completed")
+        ]
+        said = [
+            (
+                e.kind,
+                e.payload.get("content", [{}])[0].get("text")
+                if e.kind != "tool.completed"
+                else e.payload["output"],
+            )
+            for e in talk
+        ]
+        assert said[0] == ("user.message", "say hello")
+        assert said[1] == ("assistant.message", "hello from the stand-in")
+        assert said[2] == ("user.message", "compute it")  # the resumed turn, same chat
+        call = talk[3].payload["content"][0]
+        assert call["type"] == "tool_call" and call["name"] == "exec_command"
+        assert call["input"]["cmd"] == "expr 40 + 2"
+        assert talk[4].kind == "tool.completed" and talk[4].payload["call_id"] == call["id"]
+        assert "42" in talk[4].payload["output"]  # Codex ran it and recorded the output
+        assert said[-1] == ("assistant.message", "it printed 42")
+        stamps = [json.loads(line)["timestamp"] for line in rollout.read_text().splitlines()]
+        assert all(e.created_at.endswith("Z") for e in talk)
+        assert {e.created_at[:19] for e in talk} <= {t[:19] for t in stamps}
+        info = forest.session(chat.session_id)
+        assert info.origin_cwd == str(cli.cwd) and info.harness == "codex"
