@@ -558,6 +558,15 @@ class BackendUnavailable(Unavailable):
         super().__init__(f"this feature needs an optional dependency: {install}")
 
 
+class SearchStopped(Unavailable):
+    """A search gave up before answering: its deadline passed or its client went away
+    (sessionforest.deadline). Searches only read: nothing was changed."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the search stopped: {reason}")
+
+
 class NoModelConfigured(Unavailable):
     def __init__(self) -> None:
         super().__init__(
