@@ -42,6 +42,7 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
+    ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
