@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import chatgpt, claude_code, codex, gemini, native, pi, yoagent
+from . import chatgpt, claude_code, codex, copilot, gemini, native, pi, yoagent
 from .common import Mark, file_size, is_jsonl, jsonl_files
 from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
@@ -55,6 +55,9 @@ READERS: dict[str, Reader] = {
         order=gemini.order,
         follow=gemini.follow,
         accept=gemini.accept,
+    ),
+    copilot.FORMAT: Reader(
+        copilot.import_file, walks=True, follow=copilot.follow, accept=copilot.accept
     ),
     chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
     pi.FORMAT: Reader(pi.import_file, walks=True),

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, gemini
+from . import claude_code, codex, copilot, gemini
 from .common import walk
 
 
@@ -126,6 +126,8 @@ HARNESSES: list[Harness] = [
             _claude, lambda p: p.suffix == ".jsonl"),
     Harness("codex", codex.FORMAT, codex.HARNESS, "Codex CLI rollouts", _codex, codex.accept),
     Harness("gemini", gemini.FORMAT, gemini.HARNESS, "Gemini CLI chats", _gemini, gemini.accept),
+    Harness("copilot", copilot.FORMAT, copilot.HARNESS, "GitHub Copilot CLI sessions",
+            _copilot, copilot.accept),
     Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
 ]  # fmt: skip
 
