@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, copilot, gemini
+from . import claude_code, codex, copilot, gemini, opencode
 from .common import walk
 
 
@@ -128,6 +128,8 @@ HARNESSES: list[Harness] = [
     Harness("gemini", gemini.FORMAT, gemini.HARNESS, "Gemini CLI chats", _gemini, gemini.accept),
     Harness("copilot", copilot.FORMAT, copilot.HARNESS, "GitHub Copilot CLI sessions",
             _copilot, copilot.accept),
+    Harness("opencode", opencode.FORMAT, opencode.HARNESS, "OpenCode sessions", _opencode,
+            lambda p: p.suffix == ".json"),
     Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
 ]  # fmt: skip
 
@@ -222,10 +224,15 @@ def _mtime(path: Path) -> str:
 def _opencode_sessions(path: Path) -> int:
     """Sessions in an OpenCode database, read-only (never migrated, never locked)."""
     try:
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as conn:
-            return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
         return 0
+    try:
+        return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
 
 
 def _aider_runs(path: Path) -> int:
