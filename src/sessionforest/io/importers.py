@@ -21,7 +21,19 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import chatgpt, claude_code, codex, copilot, gemini, native, opencode, pi, yoagent
+from . import (
+    aider,
+    chatgpt,
+    claude_code,
+    cline,
+    codex,
+    copilot,
+    gemini,
+    native,
+    opencode,
+    pi,
+    yoagent,
+)
 from .common import Mark, file_size, is_jsonl, jsonl_files
 from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
@@ -61,6 +73,8 @@ READERS: dict[str, Reader] = {
         copilot.import_file, walks=True, follow=copilot.follow, accept=copilot.accept
     ),
     opencode.FORMAT: Reader(opencode.import_file, folder=True, follow=opencode.follow),
+    aider.FORMAT: Reader(aider.import_file, walks=True, accept=aider.accept),
+    cline.FORMAT: Reader(cline.import_file, walks=True, accept=cline.accept),
     chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
     pi.FORMAT: Reader(pi.import_file, walks=True),
     yoagent.FORMAT: Reader(yoagent.import_file),

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, copilot, gemini, opencode
+from . import aider, claude_code, cline, codex, copilot, gemini, opencode
 from .common import walk
 
 
@@ -130,6 +130,8 @@ HARNESSES: list[Harness] = [
             _copilot, copilot.accept),
     Harness("opencode", opencode.FORMAT, opencode.HARNESS, "OpenCode sessions", _opencode,
             lambda p: p.suffix == ".json"),
+    Harness("aider", aider.FORMAT, aider.HARNESS, "Aider chat histories", _aider, aider.accept),
+    Harness("cline", cline.FORMAT, cline.HARNESS, "Cline and Roo Code tasks", _cline, cline.accept),
     Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
 ]  # fmt: skip
 
@@ -196,8 +198,12 @@ def _count(location: Location, imported: Imported) -> Location:
         location.files = [path]
     else:
         location.files = walk(path, accept).files
-    if location.harness.format == "opencode" and path.is_file():
-        location.chats = _opencode_sessions(path)
+    if location.harness.format == "opencode":
+        location.chats = (
+            _opencode_sessions(path)
+            if path.is_file()
+            else sum(1 for f in location.files if f.parent.parent.name == "session")
+        )
     elif location.harness.format == "aider":
         location.chats = sum(_aider_runs(f) for f in location.files)
     else:
