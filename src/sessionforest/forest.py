@@ -39,7 +39,7 @@ from .errors import (
 )
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
-from .ids import Clock, id_problem, new_id, utc_now
+from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
     ChatSpec,
@@ -54,7 +54,7 @@ from .model import (
     Transcript,
 )
 from .rules import refs
-from .rules.append import prepare, stamp_text
+from .rules.append import created_time, prepare, stamp_text
 from .search import find, recall
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
@@ -74,7 +74,7 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import CompareJson, WorkersJson
+from .wire import CompareJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -185,14 +185,22 @@ class Forest(TreeFacade):
         visibility: str = SessionVisibility.TOP_LEVEL,
         created_at: str | None = None,
     ) -> str:
-        """Create an empty session; `cwd` binds it to a directory (its appends are stamped)."""
+        """Create an empty session; `cwd` binds it to a directory (its appends are stamped).
+
+        The title is stored as `ids.title_text` makes it (one line, no control
+        characters), the rule every importer follows too; `created_at` must be an
+        ISO 8601 time (InvalidArgument otherwise).
+        """
+        created = created_time(created_at)
         if visibility not in SessionVisibility.__members__.values():
             raise InvalidArgument("session visibility", f"{visibility!r}")
         if session_id and (why := id_problem(session_id)) is not None:
             raise InvalidArgument("session id", f"{session_id!r} {why}")
         sid = session_id or new_id()
         directory = os.path.abspath(cwd) if cwd is not None else None
-        row = NewSession(sid, title, harness, directory, created_at or self._now(), str(visibility))
+        row = NewSession(
+            sid, title_text(title), harness, directory, created or self._now(), str(visibility)
+        )
         self._store.insert_session(row)
         return sid
 
@@ -275,7 +283,7 @@ class Forest(TreeFacade):
         """
         body, vis = prepare(kind, payload, visibility)
         entry_id, now = new_id(), self._now()
-        created = created_at or now
+        created = created_time(created_at) or now
         if isinstance(stamp, Auto):
             stamping = self._worktrees.stamping(session_id)
         else:
@@ -306,11 +314,12 @@ class Forest(TreeFacade):
         for i, r in enumerate(requests):
             try:
                 body, vis = prepare(r.kind, r.payload, r.visibility)
+                created = created_time(r.created_at) or now
                 stamping = self._worktrees.stamping(r.session_id)
             except ForestError as exc:
                 results[i] = exc
                 continue
-            item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
+            item = NewEntry(new_id(), r.kind, r.payload, body, vis, created)
             group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
                                        stamping))  # fmt: skip
             placed.append((i, item))
@@ -492,7 +501,7 @@ class Forest(TreeFacade):
         return previews(self._store, session_id, entry_ids)
 
     @suggesting
-    def workers(self, session_id: str) -> WorkersJson:
+    def workers(self, session_id: str) -> Workers:
         """The worker chats the agent tree links under this chat, and the chat this one
         works for (when it is a worker)."""
         return workers_document(self._store, self._trees, session_id)

@@ -9,7 +9,8 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from ...io.importers import FORMATS
-from ...wire import ExportJson, ImportReportJson
+from ...model.imports import ImportOutcome
+from ...wire import ExportJson, Json
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_NOTIFIED_IDS
@@ -41,8 +42,8 @@ class ImportParams(Params):
     skip_bad: bool = False
 
 
-@group.method("sessions/import", ImportParams, ImportReportJson, "write")
-def import_chats(call: Call, p: ImportParams) -> ImportReportJson:
+@group.method("sessions/import", ImportParams, ImportOutcome, "write")
+def import_chats(call: Call, p: ImportParams) -> Json:
     """Import every chat of a file or directory on the server's machine.
 
     Only paths inside the directories the server was started with
