@@ -43,6 +43,7 @@
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
     ├── TooLarge                     what, size, limit: an answer past the server's limit
+    ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -568,6 +569,15 @@ class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")
+
+
+class SearchStopped(Unavailable):
+    """A search gave up before answering: its deadline passed or its client went away
+    (sessionforest.deadline). Searches only read: nothing was changed."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the search stopped: {reason}")
 
 
 class NoModelConfigured(Unavailable):

@@ -169,7 +169,7 @@ class SQLChatWriter(ChatWriterBase):
         self._insert_rows(
             [
                 (row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind,
-                 row.payload, row.visibility, row.created_at, None)
+                 row.payload, row.visibility, row.created_at, row.stamp)
                 for row, sequence in fresh
             ]
         )  # fmt: skip
