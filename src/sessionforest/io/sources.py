@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, gemini
+from . import aider, claude_code, cline, codex, copilot, gemini, opencode
 from .common import walk
 
 
@@ -126,6 +126,12 @@ HARNESSES: list[Harness] = [
             _claude, lambda p: p.suffix == ".jsonl"),
     Harness("codex", codex.FORMAT, codex.HARNESS, "Codex CLI rollouts", _codex, codex.accept),
     Harness("gemini", gemini.FORMAT, gemini.HARNESS, "Gemini CLI chats", _gemini, gemini.accept),
+    Harness("copilot", copilot.FORMAT, copilot.HARNESS, "GitHub Copilot CLI sessions",
+            _copilot, copilot.accept),
+    Harness("opencode", opencode.FORMAT, opencode.HARNESS, "OpenCode sessions", _opencode,
+            lambda p: p.suffix == ".json"),
+    Harness("aider", aider.FORMAT, aider.HARNESS, "Aider chat histories", _aider, aider.accept),
+    Harness("cline", cline.FORMAT, cline.HARNESS, "Cline and Roo Code tasks", _cline, cline.accept),
     Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
 ]  # fmt: skip
 
@@ -192,8 +198,12 @@ def _count(location: Location, imported: Imported) -> Location:
         location.files = [path]
     else:
         location.files = walk(path, accept).files
-    if location.harness.format == "opencode" and path.is_file():
-        location.chats = _opencode_sessions(path)
+    if location.harness.format == "opencode":
+        location.chats = (
+            _opencode_sessions(path)
+            if path.is_file()
+            else sum(1 for f in location.files if f.parent.parent.name == "session")
+        )
     elif location.harness.format == "aider":
         location.chats = sum(_aider_runs(f) for f in location.files)
     else:
@@ -220,10 +230,15 @@ def _mtime(path: Path) -> str:
 def _opencode_sessions(path: Path) -> int:
     """Sessions in an OpenCode database, read-only (never migrated, never locked)."""
     try:
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as conn:
-            return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
         return 0
+    try:
+        return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
 
 
 def _aider_runs(path: Path) -> int:
