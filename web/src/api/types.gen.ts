@@ -419,7 +419,18 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
+      format:
+        | "claude-code"
+        | "codex"
+        | "gemini"
+        | "copilot"
+        | "opencode"
+        | "aider"
+        | "cline"
+        | "chatgpt"
+        | "pi"
+        | "yoagent"
+        | "native";
       /**
        * inside one of the --import-root's
        */
@@ -1433,7 +1444,18 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
+  format:
+    | "claude-code"
+    | "codex"
+    | "gemini"
+    | "copilot"
+    | "opencode"
+    | "aider"
+    | "cline"
+    | "chatgpt"
+    | "pi"
+    | "yoagent"
+    | "native";
   /**
    * inside one of the --import-root's
    */
