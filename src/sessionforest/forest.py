@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from .deadline import Deadline, running
 from .documents import (
     compare_document,
     divergence_marks,
@@ -533,12 +534,13 @@ class Forest(TreeFacade):
 
     @suggesting
     def search_session_entries(
-        self, session_id: str, query: str, limit: int = 10
+        self, session_id: str, query: str, limit: int = 10, *, deadline: Deadline | None = None
     ) -> list[EntryHit]:
         """Entries of this one session matching `query`, best first (ended chats too);
-        `limit` must be at least 1."""
+        `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
+        once it passes or is cancelled."""
         check_limit(limit)
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
             return recall.search_session_entries(index, session_id, query, limit)
 
@@ -548,12 +550,16 @@ class Forest(TreeFacade):
         now: datetime | None = None,
         limit: int = 8,
         harness: str | None = None,
+        *,
+        deadline: Deadline | None = None,
     ) -> ChatSearch:
         """Top-level chats matching `query`, best first, and whether the index is sure.
 
         Time phrases resolve against `now` (default: the store's clock);
         `harness` restricts the chats to one harness, as a harness word does;
-        `limit` must be at least 1.
+        `limit` must be at least 1. With a `deadline` (sessionforest.deadline), the
+        search stops, raising SearchStopped, once it passes or is cancelled (a
+        server's client that went away): nothing is left running.
         """
         check_limit(limit)
         leg = self._semantic
@@ -561,7 +567,7 @@ class Forest(TreeFacade):
             # A few pending vectors (a chat appended to just now) are made first.
             self._indexed()
             leg.freshen()
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             ranked = leg.ranked if leg is not None else None
             return find.search_chats(
                 index, query, now or self._clock(), limit, harness, semantic=ranked

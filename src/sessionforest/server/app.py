@@ -67,7 +67,13 @@ def build_app(server: Server) -> Starlette:
             if len(body) > limits.max_body:
                 return _too_large(limits.max_body)
         out: list[bytes] = []
-        await dispatcher.handle(bytes(body), Client("http"), out.append)
+        client = Client("http")
+        # A client that hangs up before its answer stops its searches (Client.gone).
+        watch = asyncio.create_task(_hung_up(request, client))
+        try:
+            await dispatcher.handle(bytes(body), client, out.append)
+        finally:
+            watch.cancel()
         if not out:
             return Response(status_code=204)
         return Response(out[0], media_type=JSON)
@@ -157,7 +163,15 @@ async def _serve_socket(
     except WebSocketDisconnect:
         pass
     finally:
+        peer.client.gone()  # no answer can reach it now: its searches stop
         await peer.close()
+
+
+async def _hung_up(request: Request, client: Client) -> None:
+    """Wait for the HTTP client to disconnect (its body is read already), then say so."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+    client.gone()
 
 
 _NOT_ASKED = object()  # the handshake carried the token: no first message to answer
