@@ -74,12 +74,13 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import CompareJson, Workers
+from .wire import Compare, LogEntryJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
     from .io.position import SourcePosition
     from .io.report import Progress
+    from .io.sources import Location
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -483,7 +484,7 @@ class Forest(TreeFacade):
     @suggesting
     def log_document(
         self, session_id: str, limit: int | None = None, end: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[LogEntryJson]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
         marked `diverged`; `end`: the path to that entry instead (the head stays)."""
         if limit is not None and limit < 1:
@@ -491,7 +492,7 @@ class Forest(TreeFacade):
         return log_document(self._store, self._worktrees, session_id, limit, end)
 
     @suggesting
-    def compare(self, session_id: str, a: str, b: str) -> CompareJson:
+    def compare(self, session_id: str, a: str, b: str) -> Compare:
         """Two branches side by side from their common ancestor (docs in compare.py)."""
         return compare_document(self._store, self._worktrees, session_id, a, b)
 
@@ -654,6 +655,31 @@ class Forest(TreeFacade):
             self._indexed()
             self._semantic.catch_up()
         return report, done
+
+    def sources(self) -> list[Location]:
+        """Every harness location on this machine (io/sources.py), each counted against
+        what this store imported from it (new files, files written since)."""
+        from .io import sources
+
+        imported: dict[str, str] = {}
+        for info in self.sessions(include_hidden=True):
+            if info.source_path:
+                imported[info.source_path] = max(
+                    imported.get(info.source_path, ""), info.updated_at
+                )
+        return sources.find(imported)
+
+    def import_everything(
+        self, *, skip_bad: bool = False, progress: Progress | None = None
+    ) -> list[ImportReport]:
+        """Import every location `sources` finds, one report each; idempotent (a second
+        run adds only what the harnesses wrote since)."""
+        return [
+            self.import_chats(
+                location.harness.format, location.path, skip_bad=skip_bad, progress=progress
+            )
+            for location in self.sources()
+        ]
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None

@@ -15,7 +15,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +153,7 @@ class Location:
     chats: int = 0
     imported: int = 0  # files some chat was imported from
     new: int = 0  # files no chat was imported from
-    changed: int = 0  # files written since their chats were last imported
+    changed: int = 0  # files written after the newest entry imported from them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -214,17 +214,28 @@ def _count(location: Location, imported: Imported) -> Location:
             location.new += 1
             continue
         location.imported += 1
-        if _mtime(file) > when:
+        if _mtime(file) > _later(when):
             location.changed += 1
     return location
 
 
-def _mtime(path: Path) -> str:
+# A file written this long after the newest entry imported from it has more to import
+# (the store keeps when a chat's newest entry was written, not when it was imported).
+SLACK_S = 2.0
+
+
+def _later(when: str) -> float:
     try:
-        stamp = path.stat().st_mtime
+        return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() + SLACK_S
+    except ValueError:
+        return 0.0
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
     except OSError:
-        return ""
-    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return 0.0
 
 
 def _opencode_sessions(path: Path) -> int:
