@@ -6,13 +6,24 @@ the facade for these, never assembling them from store reads themselves.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
-from .gitstamp import Divergence, compare
-from .model import Entry, Snapshot
-from .store.base import Store
+from . import compare
+from .entrytext import OPENING_CHARS, entry_text
+from .gitstamp import Divergence
+from .gitstamp import compare as compare_stamps
+from .model import CheckpointRef, Entry, SessionInfo, Snapshot, SnapshotNode
+from .store.base import Store, TreeStore
+from .wire import Compare, CompareGitJson, CompareRow, LogEntryJson, WorkerChat, Workers
 from .worktree import Worktrees
+
+# How many of a worker chat's first entries are read for the prompt it started from.
+WORKER_SCAN = 20
+# A preview's length, and the tool arguments that say what a call did (the UI's
+# transcript.keyArgument reads the same names).
+PREVIEW_CHARS = 120
+KEY_ARGUMENTS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
 
 # What `tree --json` keeps of the snapshot.
 TREE_KEYS = ("head", "active_path", "tips", "checkpoints", "nodes", "divergence")
@@ -31,13 +42,19 @@ def snapshot_of(
         selected = entry or head
         stamp = store.entry(session_id, selected).stamp if selected is not None else None
     parents = {n.parent_id for n in nodes}
-    tips = [n.id for n in nodes if n.id not in parents]
+    tips = tuple(n.id for n in nodes if n.id not in parents)
     if selected is None:
         divergence = Divergence("unknown", reason="session has no entries")
     else:
         divergence = worktrees.compare(session_id, stamp)
-    return Snapshot(session_id, head, selected, tuple(nodes), tuple(path), tuple(tips),
-                    tuple(checkpoints), divergence)  # fmt: skip
+    active = set(path)
+    # Unpacked, not read by attribute: a 10,000-node tree is 60,000 reads fewer.
+    shown = tuple(
+        SnapshotNode(node_id, parent_id, sequence, kind, visibility, node_id in active)
+        for node_id, parent_id, sequence, kind, visibility, _version in nodes
+    )
+    marks = tuple(CheckpointRef(entry_id, label) for entry_id, label in checkpoints)
+    return Snapshot(session_id, head, selected, tuple(path), tips, marks, shown, divergence)
 
 
 def divergence_mark(current: dict[str, Any] | None, entry: Entry) -> str | None:
@@ -48,7 +65,7 @@ def divergence_mark(current: dict[str, Any] | None, entry: Entry) -> str | None:
     """
     if current is None:
         return None
-    what = compare(entry.stamp, current, "").what
+    what = compare_stamps(entry.stamp, current, "").what
     return f"[diverged: {what}]" if what else None
 
 
@@ -61,16 +78,122 @@ def divergence_marks(
 
 
 def log_document(
-    store: Store, worktrees: Worktrees, session_id: str, limit: int | None = None
-) -> list[dict[str, Any]]:
-    """The active path (its last `limit` entries), root first, each entry's JSON with
-    `diverged`."""
-    path = store.active_path(session_id, limit)
+    store: Store,
+    worktrees: Worktrees,
+    session_id: str,
+    limit: int | None = None,
+    end: str | None = None,
+) -> list[LogEntryJson]:
+    """The active path (or the path to `end`; its last `limit` entries), root first, each
+    entry's JSON with `diverged`."""
+    path = (
+        store.active_path(session_id, limit)
+        if end is None
+        else store.path_to(session_id, end, limit)
+    )
+    return _marked(worktrees, session_id, path)
+
+
+def _marked(worktrees: Worktrees, session_id: str, path: Sequence[Entry]) -> list[LogEntryJson]:
     marks = divergence_marks(worktrees, session_id, path)
     return [{**e.to_json(), "diverged": e.id in marks} for e in path]
+
+
+def compare_document(
+    store: Store, worktrees: Worktrees, session_id: str, a: str, b: str
+) -> Compare:
+    """`sessions/compare`, `forest diff`: see compare.py."""
+    with store.reading():
+        path_a = store.path_to(session_id, a)
+        path_b = store.path_to(session_id, b)
+    shared = compare.common_prefix(path_a, path_b)
+    tail_a, tail_b = path_a[shared:], path_b[shared:]
+    turns_a, turns_b = compare.turns(tail_a), compare.turns(tail_b)
+    rows = [
+        CompareRow(
+            [e.id for e in turns_a[i].entries] if i is not None else None,
+            [e.id for e in turns_b[j].entries] if j is not None else None,
+            same,
+        )
+        for i, j, same in compare.align(turns_a, turns_b)
+    ]
+    directory = worktrees.directory(session_id, recheck=True)
+    git = compare.git_part(directory, path_a[-1].stamp, path_b[-1].stamp)
+    return Compare(
+        session_id, a, b, path_a[shared - 1].id if shared else None, shared,
+        _marked(worktrees, session_id, tail_a), _marked(worktrees, session_id, tail_b),
+        rows, cast(CompareGitJson, git),
+    )  # fmt: skip
+
+
+def workers_document(store: Store, trees: TreeStore, session_id: str) -> Workers:
+    """The worker chats linked under `session_id` in the agent tree (each with the prompt
+    it started from, so a task call can name its worker), and the chat it works for."""
+    store.session(session_id)  # an unknown session is an error, not an empty answer
+    agent = trees.agent_for_session(session_id)
+    parent: SessionInfo | None = None
+    workers: list[WorkerChat] = []
+    if agent is not None and agent.role == "worker" and agent.parent_id is not None:
+        parent = store.session(trees.agent(agent.parent_id).session_id)
+    elif agent is not None and agent.role == "orchestrator":
+        for worker in trees.agent_children(agent.id, False):
+            info = store.session(worker.session_id)
+            policy = worker.policy or {}
+            workers.append(
+                WorkerChat(
+                    info.id,
+                    info.title,
+                    policy.get("agent_type"),
+                    _first_prompt(store, info.id),
+                    info.entry_count,
+                    info.created_at,
+                )
+            )
+    return Workers(parent, workers)
+
+
+def _first_prompt(store: Store, session_id: str) -> str:
+    """The first visible user message's text (what a task call handed its worker)."""
+    for e in store.entries_after(session_id, 0, WORKER_SCAN):
+        if e.kind == "user.message" and e.context_visibility != "hidden":
+            return (entry_text(e.kind, e.payload) or "")[:OPENING_CHARS]
+    return ""
 
 
 def tree_document(snapshot: Snapshot) -> dict[str, Any]:
     """The `tree --json` document: the snapshot's keys a tree drawing needs."""
     document: dict[str, Any] = dict(snapshot.to_json())
     return {key: document[key] for key in TREE_KEYS}
+
+
+def preview_text(kind: str, p: dict[str, Any], chars: int = PREVIEW_CHARS) -> str:
+    """One short line saying what an entry is (a forest node's label and tooltip): its
+    text, else its first tool call and key argument, else its result or label."""
+    text = entry_text(kind, p) or ""
+    content = p.get("content")
+    if not text.strip() and isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_call":
+                args = block.get("input")
+                key = next(
+                    (args[k] for k in KEY_ARGUMENTS if isinstance(args, dict)
+                     and isinstance(args.get(k), str)),
+                    "",
+                )  # fmt: skip
+                text = f"{block.get('name')} {key}"
+                break
+            if isinstance(block, dict) and block.get("type") == "thinking":
+                text = f"(thinking) {block.get('thinking') or ''}"
+    if kind == "tool.completed":
+        output = p.get("output")
+        text = "→ " + (output if isinstance(output, str) else entry_text("user.message", {
+            "content": output}) or "")  # fmt: skip
+    text = " ".join(text[: chars * 4].split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def previews(store: Store, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+    """`preview_text` of each entry, read in one snapshot."""
+    with store.reading():
+        found = [store.entry(session_id, i) for i in dict.fromkeys(entry_ids)]
+    return {e.id: preview_text(e.kind, e.payload) for e in found}

@@ -42,6 +42,8 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
+    ├── TooLarge                     what, size, limit: an answer past the server's limit
+    ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -55,7 +57,8 @@ status and JSON-RPC error code):
     InvalidInput   exit 1  rpc -32003  InvalidPayload, InvalidArgument, UnknownKind,
                                        LegacyKind, DeltaRefused, ForeignEntry, NotEvidence,
                                        ImportRejected (EntryConflict), DuplicateId,
-                                       UnknownParent, JsonlParseError, AdapterError
+                                       UnknownParent, JsonlParseError, AdapterError,
+                                       TooLarge
     Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
                                        StoreOutdated), StoreIOError (StoreFull,
                                        StoreReadOnly), BackendUnavailable, ProviderError,
@@ -552,10 +555,29 @@ class AdapterError(InvalidInput):
         super().__init__(f"{provider} stream{at}: {reason}")
 
 
+class TooLarge(InvalidInput):
+    """An answer (or a batch's answers) the server will not build past its limit."""
+
+    def __init__(self, what: str, size: int, limit: int, advice: str) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes; {advice}")
+
+
 class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")
+
+
+class SearchStopped(Unavailable):
+    """A search gave up before answering: its deadline passed or its client went away
+    (sessionforest.deadline). Searches only read: nothing was changed."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the search stopped: {reason}")
 
 
 class NoModelConfigured(Unavailable):

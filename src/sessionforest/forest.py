@@ -20,7 +20,16 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from .documents import divergence_marks, log_document, snapshot_of, tree_document
+from .deadline import Deadline, running
+from .documents import (
+    compare_document,
+    divergence_marks,
+    log_document,
+    previews,
+    snapshot_of,
+    tree_document,
+    workers_document,
+)
 from .errors import (
     ForestError,
     InvalidArgument,
@@ -30,7 +39,7 @@ from .errors import (
 )
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
-from .ids import Clock, id_problem, new_id, utc_now
+from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
     Backlog,
@@ -46,7 +55,7 @@ from .model import (
     Transcript,
 )
 from .rules import refs
-from .rules.append import prepare, stamp_text
+from .rules.append import created_time, prepare, stamp_text
 from .search import find, recall, semantic
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
@@ -68,11 +77,13 @@ from .store.base import (
     Stamping,
     Unset,
 )
+from .wire import Compare, LogEntryJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
     from .io.position import SourcePosition
     from .io.report import Progress
+    from .io.sources import Location
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -186,14 +197,22 @@ class Forest(TreeFacade):
         visibility: str = SessionVisibility.TOP_LEVEL,
         created_at: str | None = None,
     ) -> str:
-        """Create an empty session; `cwd` binds it to a directory (its appends are stamped)."""
+        """Create an empty session; `cwd` binds it to a directory (its appends are stamped).
+
+        The title is stored as `ids.title_text` makes it (one line, no control
+        characters), the rule every importer follows too; `created_at` must be an
+        ISO 8601 time (InvalidArgument otherwise).
+        """
+        created = created_time(created_at)
         if visibility not in SessionVisibility.__members__.values():
             raise InvalidArgument("session visibility", f"{visibility!r}")
         if session_id and (why := id_problem(session_id)) is not None:
             raise InvalidArgument("session id", f"{session_id!r} {why}")
         sid = session_id or new_id()
         directory = os.path.abspath(cwd) if cwd is not None else None
-        row = NewSession(sid, title, harness, directory, created_at or self._now(), str(visibility))
+        row = NewSession(
+            sid, title_text(title), harness, directory, created or self._now(), str(visibility)
+        )
         self._store.insert_session(row)
         return sid
 
@@ -276,7 +295,7 @@ class Forest(TreeFacade):
         """
         body, vis = prepare(kind, payload, visibility)
         entry_id, now = new_id(), self._now()
-        created = created_at or now
+        created = created_time(created_at) or now
         if isinstance(stamp, Auto):
             stamping = self._worktrees.stamping(session_id)
         else:
@@ -308,11 +327,12 @@ class Forest(TreeFacade):
         for i, r in enumerate(requests):
             try:
                 body, vis = prepare(r.kind, r.payload, r.visibility)
+                created = created_time(r.created_at) or now
                 stamping = self._worktrees.stamping(r.session_id)
             except ForestError as exc:
                 results[i] = exc
                 continue
-            item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
+            item = NewEntry(new_id(), r.kind, r.payload, body, vis, created)
             group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
                                        stamping))  # fmt: skip
             placed.append((i, item))
@@ -434,6 +454,15 @@ class Forest(TreeFacade):
         return self._store.active_path(session_id, limit)
 
     @suggesting
+    def path_to(self, session_id: str, entry_id: str, limit: int | None = None) -> list[Entry]:
+        """Entries from the root to `entry_id` (any branch's), without reading or moving
+        the head; `limit`: only its last `limit` (a page of earlier entries of a path is
+        the path to the parent of the first one shown)."""
+        if limit is not None and limit < 1:
+            raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        return self._store.path_to(session_id, entry_id, limit)
+
+    @suggesting
     def entries(self, session_id: str) -> list[Entry]:
         """Every entry of the session, all branches, in insertion (sequence) order."""
         return self._store.entries(session_id)
@@ -493,12 +522,31 @@ class Forest(TreeFacade):
         `entry` (default: the head), read in one snapshot so they agree."""
         return snapshot_of(self._store, self._worktrees, session_id, entry)
 
-    def log_document(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+    @suggesting
+    def log_document(
+        self, session_id: str, limit: int | None = None, end: str | None = None
+    ) -> list[LogEntryJson]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
-        marked `diverged`."""
+        marked `diverged`; `end`: the path to that entry instead (the head stays)."""
         if limit is not None and limit < 1:
             raise InvalidArgument("limit", f"must be at least 1, got {limit}")
-        return log_document(self._store, self._worktrees, session_id, limit)
+        return log_document(self._store, self._worktrees, session_id, limit, end)
+
+    @suggesting
+    def compare(self, session_id: str, a: str, b: str) -> Compare:
+        """Two branches side by side from their common ancestor (docs in compare.py)."""
+        return compare_document(self._store, self._worktrees, session_id, a, b)
+
+    @suggesting
+    def previews(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """A short line of text per entry (what a forest node shows)."""
+        return previews(self._store, session_id, entry_ids)
+
+    @suggesting
+    def workers(self, session_id: str) -> Workers:
+        """The worker chats the agent tree links under this chat, and the chat this one
+        works for (when it is a worker)."""
+        return workers_document(self._store, self._trees, session_id)
 
     def tree_document(self, session_id: str) -> dict[str, Any]:
         """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
@@ -527,13 +575,14 @@ class Forest(TreeFacade):
 
     @suggesting
     def search_session_entries(
-        self, session_id: str, query: str, limit: int = 10
+        self, session_id: str, query: str, limit: int = 10, *, deadline: Deadline | None = None
     ) -> list[EntryHit]:
         """Entries of this one session matching `query`, best first (ended chats too);
-        `limit` must be at least 1."""
+        `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
+        once it passes or is cancelled."""
         check_limit(limit)
         self._backend.catch_up()
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
             return recall.search_session_entries(index, session_id, query, limit)
 
@@ -543,19 +592,23 @@ class Forest(TreeFacade):
         now: datetime | None = None,
         limit: int = 8,
         harness: str | None = None,
+        *,
+        deadline: Deadline | None = None,
     ) -> ChatSearch:
         """Top-level chats matching `query`, best first, and whether the index is sure.
 
         Time phrases resolve against `now` (default: the store's clock);
         `harness` restricts the chats to one harness, as a harness word does;
-        `limit` must be at least 1.
+        `limit` must be at least 1. With a `deadline` (sessionforest.deadline), the
+        search stops, raising SearchStopped, once it passes or is cancelled (a
+        server's client that went away): nothing is left running.
         """
         check_limit(limit)
         leg = self._semantic
         self._backend.catch_up()  # every append acknowledged before is found
         if leg is not None and self.readonly_why is None:
             leg.freshen()  # a few pending vectors (a chat appended to just now) first
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             ranked = leg.ranked if leg is not None else None
             return find.search_chats(
                 index, query, now or self._clock(), limit, harness, semantic=ranked
@@ -637,6 +690,31 @@ class Forest(TreeFacade):
         if report.entries:
             self._wrote()  # their vectors follow on the maintenance thread
         return report, done
+
+    def sources(self) -> list[Location]:
+        """Every harness location on this machine (io/sources.py), each counted against
+        what this store imported from it (new files, files written since)."""
+        from .io import sources
+
+        imported: dict[str, str] = {}
+        for info in self.sessions(include_hidden=True):
+            if info.source_path:
+                imported[info.source_path] = max(
+                    imported.get(info.source_path, ""), info.updated_at
+                )
+        return sources.find(imported)
+
+    def import_everything(
+        self, *, skip_bad: bool = False, progress: Progress | None = None
+    ) -> list[ImportReport]:
+        """Import every location `sources` finds, one report each; idempotent (a second
+        run adds only what the harnesses wrote since)."""
+        return [
+            self.import_chats(
+                location.harness.format, location.path, skip_bad=skip_bad, progress=progress
+            )
+            for location in self.sources()
+        ]
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None

@@ -165,3 +165,57 @@ def test_heads_lists_every_session_with_its_head_time_and_status(forest: Forest)
     after = {sid: (head, updated, status) for sid, head, updated, status in forest.heads()}
     assert after[busy][0] == second.id and after[busy][1] >= first.created_at
     assert after[empty][0] is None and after[empty][2] == "ended"
+
+
+def test_a_path_to_any_entry_is_its_parent_walk_and_leaves_the_head(forest: Forest) -> None:
+    rng = random.Random("path_to")
+    sid = forest.create_session("path_to")
+    stored: list[str] = []
+    for step in range(120):
+        parent = rng.choice(stored) if stored and rng.random() < 0.25 else None
+        stored.append(forest.append(sid, "user.message", user(f"m{step}"), parent=parent).id)
+    head = forest.head(sid)
+    parents = {e.id: e.parent_id for e in forest.entries(sid)}
+    for target in rng.sample(stored, 30):
+        expected: list[str] = []
+        node: str | None = target
+        while node is not None:
+            expected.append(node)
+            node = parents[node]
+        expected.reverse()
+        assert ids(forest.path_to(sid, target)) == expected
+        for limit in (1, 3, len(expected), len(expected) + 4):
+            assert ids(forest.path_to(sid, target, limit=limit)) == expected[-limit:]
+    assert forest.head(sid) == head  # reading a branch never moves the head
+
+
+def test_a_path_to_an_unknown_or_foreign_entry_is_refused(forest: Forest) -> None:
+    from sessionforest import ForeignEntry, UnknownEntry
+
+    sid = forest.create_session("a")
+    other = forest.create_session("b")
+    forest.append(sid, "user.message", user("x"))
+    theirs = forest.append(other, "user.message", user("y"))
+    with pytest.raises(UnknownEntry):
+        forest.path_to(sid, "0" * 26)
+    with pytest.raises(ForeignEntry):
+        forest.path_to(sid, theirs.id)
+    with pytest.raises(InvalidArgument, match="limit"):
+        forest.path_to(sid, theirs.id, limit=0)
+
+
+def test_a_head_move_is_not_activity(forest: Forest) -> None:
+    older = forest.create_session("older")
+    first = forest.append(older, "user.message", user("one"))
+    forest.append(older, "user.message", user("two"))
+    newer = forest.create_session("newer")
+    forest.append(newer, "user.message", user("three"))
+    listed = [s.id for s in forest.sessions(order="updated")]
+    assert listed.index(newer) < listed.index(older)
+    before = forest.session(older).updated_at
+    forest.move_head(older, first.id)  # looking back at an older turn
+    assert forest.session(older).updated_at == before
+    listed = [s.id for s in forest.sessions(order="updated")]
+    assert listed.index(newer) < listed.index(older)
+    forest.append(older, "user.message", user("a new branch"))  # writing is activity
+    assert next(s.id for s in forest.sessions(order="updated")) == older

@@ -71,6 +71,21 @@ def test_every_method_answers_what_it_publishes(
     assert [e["id"] for e in tail] == [e["id"] for e in log[-2:]]
     snap = call(http, "sessions/forest_snapshot", {"session_id": sid})
     assert len(snap["nodes"]) == 5 and snap["head"] == mark["id"] and len(snap["tips"]) == 2
+    # The other branch read without moving the head, and compared with the active one.
+    other = call(http, "sessions/log", {"session_id": sid, "end": branch["id"]})
+    assert [e["id"] for e in other] == [first["id"], branch["id"]]
+    earlier = call(
+        http, "sessions/log", {"session_id": sid, "end": log[-1]["parent_id"], "limit": 1}
+    )
+    assert [e["id"] for e in earlier] == [log[-2]["id"]]
+    assert call(http, "sessions/get", {"session_id": sid})["head"] == mark["id"]
+    compared = call(
+        http, "sessions/compare", {"session_id": sid, "a": mark["id"], "b": branch["id"]}
+    )
+    assert compared["ancestor"] == first["id"] and len(compared["b_entries"]) == 1
+    shown = call(http, "sessions/previews", {"session_id": sid, "entry_ids": [turn[0]["id"]]})
+    assert shown == {turn[0]["id"]: "WAL fixes the lock"}
+    assert call(http, "sessions/workers", {"session_id": sid}) == {"parent": None, "workers": []}
     assert snap["checkpoints"] == [{"id": mark["id"], "label": "diagnosed"}]
     messages = call(http, "sessions/project", {"session_id": sid})
     assert [m["role"] for m in messages] == ["user", "assistant"]

@@ -16,7 +16,7 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, entries, io, search, serve, sessions, status
+from . import admin, diff, entries, io, mcp, search, serve, sessions, status
 from .common import JSON_KEY, State, emit_json, store_location
 
 
@@ -147,8 +147,10 @@ cli.add_command(entries.log)
 cli.add_command(entries.tree)
 cli.add_command(entries.tips)
 cli.add_command(status.status)
+cli.add_command(diff.diff)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
+cli.add_command(io.sources)
 cli.add_command(io.copy)
 cli.add_command(admin.check)
 cli.add_command(admin.migrate)
@@ -156,6 +158,7 @@ cli.add_command(admin.index)
 cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 cli.add_command(serve.serve)
+cli.add_command(mcp.mcp)
 for command in (search.recall, search.find, search.usage, search.end, search.archive):
     cli.add_command(command)
 

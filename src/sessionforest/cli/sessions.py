@@ -65,9 +65,9 @@ def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool)
 def sessions(state: State, show_all: bool, as_json: bool) -> None:
     """List sessions, most recently active first.
 
-    Sorted by the UPDATED column (the head's last move, else creation), newest
-    at the top: the order the web UI's sidebar uses. --json lists them in the
-    same order.
+    Sorted by the UPDATED column (the newest entry's append, else creation;
+    moving the head is not activity), newest at the top: the order the web UI's
+    sidebar uses. --json lists them in the same order.
     """
     infos = state.reader.sessions(include_hidden=show_all, order="updated")
     if as_json:

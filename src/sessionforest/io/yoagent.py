@@ -15,14 +15,15 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import JsonlParseError
+from ..errors import JsonlParseError, SessionDamaged
 from ..ids import iso, parse_iso
-from ..model import ChatSpec
+from ..model import ChatSpec, Entry
 from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
 from ..session import _parse_line, _parse_record
 from ..store.base import EntryReader
+from ..wrappers import title_of
 from . import blocks
-from .common import TOO_LONG, Ids, Lines, file_time, json_lines, one_line
+from .common import TOO_LONG, Ids, Lines, file_time, json_lines
 from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "yoagent"
@@ -118,7 +119,7 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
                 entry_label = ids.entry(f"{entry.id}#label")
                 writer.add(entry_label, eid, "checkpoint", checkpoint, at, None, number, label)
             if not first_prompt and kind == "user.message":
-                first_prompt = one_line(
+                first_prompt = title_of(
                     b["text"] for b in payload["content"] if b["type"] == "text"
                 )
         writer.title = first_prompt
@@ -143,8 +144,15 @@ def _item(message: dict[str, Any]) -> Item:
 # --- export -------------------------------------------------------------------------
 
 
-def _ms(created_at: str) -> int:
-    return int(parse_iso(created_at).timestamp() * 1000)
+def _ms(entry: Entry) -> int:
+    try:
+        return int(parse_iso(entry.created_at).timestamp() * 1000)
+    except (ValueError, TypeError, OverflowError):
+        # Stored by a writer that did not check it (`check` reports it as bad-time).
+        raise SessionDamaged(
+            entry.session_id,
+            f"entry {entry.id}'s created_at {entry.created_at!r} is not an ISO 8601 time",
+        ) from None
 
 
 def _usage(usage: Any) -> dict[str, int]:
@@ -227,7 +235,7 @@ def export_session(reader: EntryReader, session_id: str, out: IO[str]) -> tuple[
         if kind == "provider.notification" and payload.get("provider") == FORMAT:
             message = payload.get("event")  # a yoagent CustomMessage, as it was
         elif entry.context_visibility == "context":
-            message = _message(kind, payload, _ms(entry.created_at), tools)
+            message = _message(kind, payload, _ms(entry), tools)
         if message is None:
             anchor[entry.id] = up
             continue
@@ -235,7 +243,7 @@ def export_session(reader: EntryReader, session_id: str, out: IO[str]) -> tuple[
             "id": entry.id,
             "parent_id": up,
             "message": message,
-            "timestamp": _ms(entry.created_at),
+            "timestamp": _ms(entry),
         }
         records.append(record)
         by_id[entry.id] = record

@@ -1,5 +1,6 @@
 """The model layer: frozen value types every other layer shares, and nothing else.
 
+`value` (the Value base: a msgspec Struct whose encoding is its JSON),
 `entries` (Entry, Node, Snapshot, visibility, schema versions), `sessions`
 (SessionInfo, statuses, integrity reports), `trees` (workspace and agent
 records) and `imports` (what importers consume and produce). It imports only
@@ -7,12 +8,13 @@ records) and `imports` (what importers consume and produce). It imports only
 """
 
 from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
-from .entries import Entry, Node, Snapshot, Visibility
+from .entries import CheckpointRef, Divergence, Entry, Node, Snapshot, SnapshotNode, Visibility
 from .imports import (
     ChatReport,
     ChatResult,
     ChatSpec,
     ImportFailure,
+    ImportOutcome,
     ImportReport,
     SkippedLine,
     StoredEntry,
@@ -26,6 +28,7 @@ from .sessions import (
     RepairAction,
     RepairReport,
     SessionInfo,
+    SessionSource,
     SessionStatus,
     SessionVisibility,
     Unrepaired,
@@ -44,18 +47,23 @@ __all__ = [
     "ChatResult",
     "ChatSpec",
     "CheckReport",
+    "CheckpointRef",
+    "Divergence",
     "Entry",
     "ImportFailure",
+    "ImportOutcome",
     "ImportReport",
     "Node",
     "Problem",
     "RepairAction",
     "RepairReport",
     "SessionInfo",
+    "SessionSource",
     "SessionStatus",
     "SessionVisibility",
     "SkippedLine",
     "Snapshot",
+    "SnapshotNode",
     "StoredEntry",
     "StoredSession",
     "Transcript",

@@ -40,6 +40,9 @@ class Limits:
     # A stamp (git status plus hashing the dirty files) that takes longer records
     # "unknown" with the reason instead of holding up the append.
     stamp_seconds: float = 5.0
+    # A search (find or recall) still running after this long stops (SearchStopped,
+    # -32004), as does one whose client went away: no reader thread stays pinned.
+    search_seconds: float = 30.0
 
 
 # Per-parameter limits live in the method definitions (methods.py), where the
@@ -49,6 +52,7 @@ MAX_PAGE = 1_000  # entries or sessions in one page
 MAX_HITS = 100  # hits of one search
 MAX_ITEMS = 1_000  # entries of one `sessions/append_many`
 MAX_NOTIFIED_IDS = 1_000  # entry ids listed in one `sessions/changed`
+MAX_PREVIEWS = 500  # entries of one `sessions/previews`
 MAX_INT = 2**63 - 1  # any integer param: what the stores' 64-bit columns hold
 LOG_DEFAULT = 1_000  # entries `sessions/log` returns when no `limit` is given
 

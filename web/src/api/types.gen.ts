@@ -130,6 +130,15 @@ export interface Methods {
     };
     result: SessionJson;
   };
+  "sessions/workers": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+    };
+    result: WorkersJson;
+  };
   "sessions/append": {
     params: {
       /**
@@ -273,8 +282,44 @@ export interface Methods {
        */
       session_id: string;
       limit?: number | null;
+      end?: string | null;
     };
     result: LogEntryJson[];
+  };
+  "sessions/compare": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      /**
+       * an exact id
+       */
+      a: string;
+      /**
+       * an exact id
+       */
+      b: string;
+    };
+    result: CompareJson;
+  };
+  "sessions/previews": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      /**
+       * @minItems 1
+       * @maxItems 500
+       *
+       * Items: an exact id
+       */
+      entry_ids: [string, ...string[]];
+    };
+    result: {
+      [k: string]: string;
+    };
   };
   "sessions/forest_snapshot": {
     params: {
@@ -374,7 +419,18 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+      format:
+        | "claude-code"
+        | "codex"
+        | "gemini"
+        | "copilot"
+        | "opencode"
+        | "aider"
+        | "cline"
+        | "chatgpt"
+        | "pi"
+        | "yoagent"
+        | "native";
       /**
        * inside one of the --import-root's
        */
@@ -431,7 +487,7 @@ export interface Methods {
   };
 }
 /**
- * A session as listed (`SessionInfo.to_json`).
+ * A session as listed: title, harness, status, head, entry count, source.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionJson".
@@ -452,6 +508,8 @@ export interface SessionJson {
   visibility: string;
 }
 /**
+ * Where an imported chat came from: its format, file and the source's own session id.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionSourceJson".
  */
@@ -480,6 +538,30 @@ export interface SessionsPageJson {
 export interface ResolvedJson {
   entry_id: string | null;
   session_id: string;
+}
+/**
+ * A chat's place in the agent tree: the chat it works for, the worker chats under it.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "WorkersJson".
+ */
+export interface WorkersJson {
+  parent: SessionJson | null;
+  workers: WorkerChatJson[];
+}
+/**
+ * A worker chat linked under a chat in the agent tree.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "WorkerChatJson".
+ */
+export interface WorkerChatJson {
+  agent_type: string | null;
+  created_at: string;
+  entry_count: number;
+  prompt: string;
+  session_id: string;
+  title: string;
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
@@ -678,7 +760,10 @@ export interface WorkerResult {
   worker_session_id: string;
 }
 /**
- * One immutable entry (`Entry.to_json`).
+ * One immutable entry as JSON (`Entry.to_json`, which reads these keys in this order).
+ *
+ * A TypedDict, not a Value: `Entry` is the lazy hot-path class below, and its
+ * documents (this, LogEntryJson) are built as dicts.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "EntryJson".
@@ -750,7 +835,54 @@ export interface LogEntryJson {
   stamp: {} | null;
 }
 /**
- * One consistent view of a session's tree (`Snapshot.to_json`).
+ * Two branches of one chat from their common ancestor (`Forest.compare`).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareJson".
+ */
+export interface CompareJson {
+  a: string;
+  a_entries: LogEntryJson[];
+  ancestor: string | null;
+  b: string;
+  b_entries: LogEntryJson[];
+  git: CompareGitJson;
+  rows: CompareRowJson[];
+  session_id: string;
+  shared: number;
+}
+/**
+ * The files' side of a branch comparison (compare.git_part).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareGitJson".
+ */
+export interface CompareGitJson {
+  a_dirty_files: number | null;
+  a_head: string | null;
+  b_dirty_files: number | null;
+  b_head: string | null;
+  diff: string;
+  dirty_differs: boolean | null;
+  reason: string;
+  stat: string;
+  state: string;
+  truncated: boolean;
+}
+/**
+ * One aligned row: a turn of each side (its entry ids), or of one side only.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareRowJson".
+ */
+export interface CompareRowJson {
+  a: string[] | null;
+  b: string[] | null;
+  same: boolean;
+}
+/**
+ * One consistent view of a session's tree, as a UI or CLI draws it: its JSON holds
+ * the divergence of `selected` (its keys, flattened in).
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SnapshotJson".
@@ -772,6 +904,8 @@ export interface SnapshotJson {
   tips: string[];
 }
 /**
+ * A checkpoint of a snapshot: its entry and label.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "CheckpointRefJson".
  */
@@ -780,7 +914,7 @@ export interface CheckpointRefJson {
   label: string;
 }
 /**
- * A node of the tree's skeleton (no payload).
+ * A node of the tree's skeleton as a snapshot shows it (no payload).
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "NodeJson".
@@ -806,7 +940,7 @@ export interface Message {
   tool_call_id?: string;
 }
 /**
- * How an entry's worktree stamp compares with the worktree now (`Divergence.to_json`).
+ * How an entry's stamp compares with the worktree now.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "DivergenceJson".
@@ -960,6 +1094,9 @@ export interface ExportJson {
   text: string;
 }
 /**
+ * What an import did, as its report says it (`ImportReport.outcome`): counts, the
+ * lines skipped, notes, the chats that failed and each chat imported.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportReportJson".
  */
@@ -975,6 +1112,8 @@ export interface ImportReportJson {
   unchanged: number;
 }
 /**
+ * A chat (or a whole file) that was not imported, and why; the store has nothing of it.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportFailureJson".
  */
@@ -987,6 +1126,8 @@ export interface ImportFailureJson {
   source_id: string | null;
 }
 /**
+ * One chat of an import: where it came from and what the import changed.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ChatReportJson".
  */
@@ -1002,6 +1143,8 @@ export interface ChatReportJson {
   unchanged: number;
 }
 /**
+ * A line an import skipped (`skip_bad`), and why.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SkippedLineJson".
  */
@@ -1176,6 +1319,24 @@ export interface CheckpointParams {
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CompareParams".
+ */
+export interface CompareParams {
+  /**
+   * an exact id
+   */
+  a: string;
+  /**
+   * an exact id
+   */
+  b: string;
+  /**
+   * an exact id
+   */
+  session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "CreateParams".
  */
 export interface CreateParams {
@@ -1283,7 +1444,18 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "chatgpt" | "pi" | "yoagent" | "native";
+  format:
+    | "claude-code"
+    | "codex"
+    | "gemini"
+    | "copilot"
+    | "opencode"
+    | "aider"
+    | "cline"
+    | "chatgpt"
+    | "pi"
+    | "yoagent"
+    | "native";
   /**
    * inside one of the --import-root's
    */
@@ -1305,6 +1477,7 @@ export interface ListParams {
  * via the `definition` "LogParams".
  */
 export interface LogParams {
+  end?: string | null;
   limit?: number | null;
   /**
    * an exact id
@@ -1334,6 +1507,23 @@ export interface MoveHeadParams {
  * via the `definition` "NoParams".
  */
 export interface NoParams {}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "PreviewsParams".
+ */
+export interface PreviewsParams {
+  /**
+   * @minItems 1
+   * @maxItems 500
+   *
+   * Items: an exact id
+   */
+  entry_ids: [string, ...string[]];
+  /**
+   * an exact id
+   */
+  session_id: string;
+}
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "RecallParams".

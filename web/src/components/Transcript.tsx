@@ -1,8 +1,11 @@
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
-import Markdown from "react-markdown";
-import rehypeHighlight from "rehype-highlight";
+// The transcript: the units of transcript.ts drawn as cards (one per user message, one per
+// assistant turn), the newest page first and earlier pages on request, following the end of
+// the path, or centred on the entry the reader came to see (a search hit, a node).
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LogEntryJson } from "../api/types.gen";
-import { buildUnits, type Block, type StreamState, type Unit } from "../transcript";
+import { absoluteTime, buildUnits, type Block, DEFAULT_FILTERS, type Filters, relativeTime, type StreamState, type Unit } from "../transcript";
+import { Md } from "./Markdown";
+import { Raw, ToolCard, type WorkerLink } from "./ToolCard";
 
 const STATE_LABEL: Record<StreamState, string> = {
   streaming: "● streaming",
@@ -11,19 +14,34 @@ const STATE_LABEL: Record<StreamState, string> = {
   failed: "✕ failed",
 };
 
-function Md({ text }: { text: string }) {
+/** An entry's place among its parent's children of the same kind (edits, regenerations). */
+export interface Siblings {
+  index: number;
+  count: number;
+  prev: string | null;
+  next: string | null;
+}
+
+export function When({ iso }: { iso: string }) {
   return (
-    <div className="md">
-      <Markdown rehypePlugins={[rehypeHighlight]}>{text}</Markdown>
-    </div>
+    <time className="when" dateTime={iso} title={absoluteTime(iso)}>
+      {relativeTime(iso)}
+    </time>
   );
 }
 
-function json(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+interface Actions {
+  onEdit: (entry: LogEntryJson) => void;
+  onRegenerate: (entry: LogEntryJson) => void;
+  /** Open the path through another entry (a sibling) read-only. */
+  onPreview?: (entryId: string) => void;
+  siblings?: (entry: LogEntryJson) => Siblings | null;
+  workers?: WorkerLink[];
+  onOpenChat?: (sessionId: string) => void;
+  readOnly?: boolean;
 }
 
-function BlockView({ block }: { block: Block }) {
+function BlockView({ block, showRaw, workers, onOpenChat }: { block: Block; showRaw: boolean } & Pick<Actions, "workers" | "onOpenChat">) {
   switch (block.type) {
     case "text":
       return <Md text={block.text} />;
@@ -31,119 +49,154 @@ function BlockView({ block }: { block: Block }) {
       return <p className="image-block">[image: {block.media_type}]</p>;
     case "thinking":
       return (
-        <details className="thinking">
+        <details className="thinking" data-entry={block.entry.id}>
           <summary>{block.redacted ? "Thinking (redacted)" : "Thinking"}</summary>
           {block.redacted ? <p>The provider redacted this thinking.</p> : <div className="thinking-text">{block.text}</div>}
         </details>
       );
     case "tool":
-      return (
-        <details className={block.result?.isError ? "tool error" : "tool"}>
-          <summary>
-            <span aria-hidden="true">⚙ </span>Tool <code>{block.name}</code>
-            {block.result === null ? " — no result yet" : block.result.isError ? " — error" : " — done"}
-          </summary>
-          {block.input !== null ? (
-            <>
-              <h4>Call</h4>
-              <pre>{json(block.input)}</pre>
-            </>
-          ) : null}
-          {block.result ? (
-            <>
-              <h4>Result</h4>
-              <pre>{block.result.text}</pre>
-            </>
-          ) : null}
-          {block.raw.map((e) => (
-            <details key={e.id} className="hidden-entry" data-entry={e.id}>
-              <summary>
-                Raw <code>{e.kind}</code> #{e.sequence}
-              </summary>
-              <pre>{json(e.payload)}</pre>
-            </details>
-          ))}
-        </details>
-      );
+      return <ToolCard call={block.call} showRaw={showRaw} workers={workers} onOpenChat={onOpenChat} />;
+    case "hidden":
+      return <Raw entry={block.entry} label="Hidden" />;
   }
 }
 
-interface ActionProps {
-  onEdit: (entry: LogEntryJson) => void;
-  onRegenerate: (entry: LogEntryJson) => void;
-}
-
-function UnitView({ unit, onEdit, onRegenerate }: { unit: Unit } & ActionProps) {
-  const e = unit.entry;
-  const meta = (
-    <span className="meta">
-      #{e.sequence}
-      {e.diverged ? <span className="badge diverged" title="the worktree changed since this entry"> ≠ diverged</span> : null}
+function Switcher({ sib: s, onPreview }: { sib: Siblings | null } & Pick<Actions, "onPreview">) {
+  if (!s || s.count < 2) return null;
+  return (
+    <span className="switcher" role="group" aria-label={`Version ${s.index + 1} of ${s.count}`}>
+      <button className="link" disabled={!s.prev} aria-label="Previous version" onClick={() => s.prev && onPreview?.(s.prev)}>
+        ‹
+      </button>
+      {s.index + 1}/{s.count}
+      <button className="link" disabled={!s.next} aria-label="Next version" onClick={() => s.next && onPreview?.(s.next)}>
+        ›
+      </button>
     </span>
   );
+}
+
+function Meta({ e }: { e: LogEntryJson }) {
+  return (
+    <span className="meta">
+      <When iso={e.created_at} /> · #{e.sequence}
+      {e.diverged ? (
+        <span className="badge diverged" title="the worktree changed since this entry">
+          {" "}
+          ≠ diverged
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+type UnitProps = { unit: Unit; filters: Filters; highlighted: boolean; sib: Siblings | null } & Actions;
+
+function sameSiblings(a: Siblings | null, b: Siblings | null): boolean {
+  return a === b || (!!a && !!b && a.index === b.index && a.count === b.count && a.prev === b.prev && a.next === b.next);
+}
+
+/** Entries never change, so a unit drawn from the same entries draws the same: a reload or an
+ * append re-draws only the units it touched. (The callbacks are compared by nothing: the App
+ * hands stable ones that read its latest state.) */
+function sameUnit(a: UnitProps, b: UnitProps): boolean {
+  const x = a.unit.entries;
+  const y = b.unit.entries;
+  return (
+    a.unit.key === b.unit.key &&
+    a.unit.type === b.unit.type &&
+    x.length === y.length &&
+    x[x.length - 1].id === y[y.length - 1].id &&
+    a.filters === b.filters &&
+    a.highlighted === b.highlighted &&
+    a.readOnly === b.readOnly &&
+    a.workers === b.workers &&
+    sameSiblings(a.sib, b.sib) &&
+    x[0].diverged === y[0].diverged
+  );
+}
+
+const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a }: UnitProps) {
+  const e = unit.entry;
+  const hl = highlighted ? " highlight" : "";
   switch (unit.type) {
     case "user":
       return (
-        <article className="msg user" aria-label={`You, entry ${e.sequence}`} data-entry={e.id}>
+        <article className={`msg user${hl}`} aria-label={`You, entry ${e.sequence}`} data-entry={e.id}>
           <header>
-            <strong>You</strong> {meta}
-            <button className="link" onClick={() => onEdit(e)} aria-label={`Edit message ${e.sequence}`}>
-              Edit
-            </button>
+            <strong>You</strong> <Meta e={e} />
+            <Switcher sib={sib} onPreview={a.onPreview} />
+            {a.readOnly ? null : (
+              <button className="link action" onClick={() => a.onEdit(e)} aria-label={`Edit message ${e.sequence}`}>
+                Edit
+              </button>
+            )}
           </header>
           {unit.blocks.map((b, i) => (
-            <BlockView key={i} block={b} />
+            <BlockView key={i} block={b} showRaw={filters.hidden} />
           ))}
         </article>
       );
-    case "assistant":
+    case "wrapper":
       return (
-        <article className={`msg assistant state-${unit.state}`} aria-label={`Assistant, entry ${e.sequence}`} data-entry={e.id}>
+        <details className={`wrapper-label${hl}`} data-entry={e.id}>
+          <summary>
+            <span className="label">{unit.label}</span> <Meta e={e} />
+          </summary>
+          <pre>{unit.text}</pre>
+        </details>
+      );
+    case "turn": {
+      const tools = unit.blocks.filter((b) => b.type === "tool").length;
+      return (
+        <article className={`msg assistant state-${unit.state}${hl}`} aria-label={`Assistant, entry ${e.sequence}`} data-entry={e.id}>
+          {unit.entries.slice(1).map((x) => (
+            <span key={x.id} data-entry={x.id} className="anchor" />
+          ))}
           <header>
-            <strong>Assistant</strong> {meta}
+            <strong>Assistant</strong> <Meta e={e} />
+            {tools ? <span className="meta">{tools} tool call{tools === 1 ? "" : "s"}</span> : null}
             <span className={`state state-${unit.state}`}>{STATE_LABEL[unit.state]}</span>
-            <button className="link" onClick={() => onRegenerate(e)} aria-label={`Regenerate reply ${e.sequence}`}>
-              Regenerate
-            </button>
+            <Switcher sib={sib} onPreview={a.onPreview} />
+            {a.readOnly ? null : (
+              <button className="link action" onClick={() => a.onRegenerate(e)} aria-label={`Regenerate reply ${e.sequence}`}>
+                Regenerate
+              </button>
+            )}
           </header>
           {unit.blocks.map((b, i) => (
-            <BlockView key={i} block={b} />
+            <BlockView key={i} block={b} showRaw={filters.hidden} workers={a.workers} onOpenChat={a.onOpenChat} />
           ))}
           {unit.dropped ? (
             <p className="dropped">
-              {unit.dropped} unfinished block{unit.dropped === 1 ? " was" : "s were"} not kept: only finished
-              parts of a reply are recorded.
+              {unit.dropped} unfinished block{unit.dropped === 1 ? " was" : "s were"} not kept: only what was
+              shown of a reply is recorded.
             </p>
           ) : null}
         </article>
       );
-    case "tool":
-      return (
-        <article className="msg tool-only" data-entry={e.id}>
-          <BlockView block={unit.block} />
-        </article>
-      );
+    }
     case "summary":
       return (
-        <article className="msg summary" data-entry={e.id}>
+        <article className={`msg summary${hl}`} data-entry={e.id}>
           <header>
-            <strong>{unit.label}</strong> {meta}
+            <strong>{unit.label}</strong> <Meta e={e} />
           </header>
           <Md text={unit.text} />
         </article>
       );
     case "checkpoint":
       return (
-        <article className="msg checkpoint" data-entry={e.id}>
+        <article className={`msg checkpoint${hl}`} data-entry={e.id}>
           <header>
-            <strong>⚑ Checkpoint “{unit.label}”</strong> {meta}
+            <strong>⚑ Checkpoint “{unit.label}”</strong> <Meta e={e} />
           </header>
           {unit.text ? <p>{unit.text}</p> : null}
         </article>
       );
     case "system":
       return (
-        <article className="msg system" data-entry={e.id}>
+        <article className={`msg system${hl}`} data-entry={e.id}>
           <details>
             <summary>System prompt</summary>
             <Md text={unit.text} />
@@ -151,16 +204,9 @@ function UnitView({ unit, onEdit, onRegenerate }: { unit: Unit } & ActionProps) 
         </article>
       );
     case "hidden":
-      return (
-        <details className="hidden-entry" data-entry={e.id}>
-          <summary>
-            Hidden: <code>{e.kind}</code> #{e.sequence}
-          </summary>
-          <pre>{json(e.payload)}</pre>
-        </details>
-      );
+      return <Raw entry={e} label="Hidden:" />;
   }
-}
+}, sameUnit);
 
 export interface Live {
   text: string;
@@ -168,32 +214,80 @@ export interface Live {
   error?: string;
 }
 
-const PAGE = 150;
+/** Units drawn at first and added per "Show earlier entries". */
+export const PAGE = 60;
 
-export function Transcript({ entries, live, ...actions }: { entries: LogEntryJson[]; live: Live | null } & ActionProps) {
-  const units = useMemo(() => buildUnits(entries), [entries]);
-  // A long path renders its last PAGE units; earlier ones a page at a time, on request.
+interface Props extends Actions {
+  entries: LogEntryJson[];
+  live: Live | null;
+  filters?: Filters;
+  /** The entry to centre and mark (a hit, a node); null: follow the end. */
+  highlight?: string | null;
+  /** Whether the server holds earlier entries of this path than `entries` starts with. */
+  earlier?: boolean;
+  onEarlier?: () => Promise<void>;
+}
+
+export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight = null, earlier = false, onEarlier, ...actions }: Props) {
+  const units = useMemo(() => buildUnits(entries, filters), [entries, filters]);
   const [shown, setShown] = useState(PAGE);
-  const first = entries[0]?.id;
+  const [loading, setLoading] = useState(false);
+  const first = entries[0]?.session_id;
   useEffect(() => setShown(PAGE), [first]);
-  const start = Math.max(0, units.length - shown);
-  // Follow the end of the path: on open, on a new entry, while a reply streams.
+  // The highlighted entry's unit is always drawn.
+  const target = useMemo(
+    () => (highlight ? units.findIndex((u) => u.entries.some((x) => x.id === highlight)) : -1),
+    [units, highlight],
+  );
+  const start = Math.max(0, Math.min(units.length - shown, target >= 0 ? target - 5 : Infinity));
   const section = useRef<HTMLElement>(null);
+  const keep = useRef<number | null>(null); // distance from the bottom to keep when prepending
   const last = entries[entries.length - 1]?.id;
   useLayoutEffect(() => {
     const el = section.current;
-    if (el) el.scrollTop = el.scrollHeight;
-  }, [last, live?.text]);
+    if (!el) return;
+    if (keep.current !== null) {
+      el.scrollTop = el.scrollHeight - keep.current;
+      keep.current = null;
+    } else if (!highlight) el.scrollTop = el.scrollHeight;
+  }, [last, live?.text, start, highlight]);
+  useLayoutEffect(() => {
+    if (!highlight) return;
+    section.current?.querySelector(`[data-entry="${highlight}"]`)?.scrollIntoView?.({ block: "center" });
+  }, [highlight, target]);
+
+  const showEarlier = async () => {
+    const el = section.current;
+    if (el) keep.current = el.scrollHeight - el.scrollTop;
+    if (start > 0) setShown((n) => Math.max(n, units.length - start) + PAGE);
+    else if (onEarlier) {
+      setLoading(true);
+      try {
+        await onEarlier();
+        setShown((n) => n + PAGE);
+      } finally {
+        setLoading(false);
+      }
+    }
+  };
+  const hiddenBefore = start > 0 || earlier;
   return (
-    <section className="transcript" aria-label="Transcript" ref={section}>
+    <section className="transcript" aria-label="Transcript" ref={section} tabIndex={-1}>
       {units.length === 0 && !live ? <p className="empty">No entries on this branch yet.</p> : null}
-      {start > 0 ? (
-        <button className="earlier" onClick={() => setShown((n) => n + PAGE)}>
-          Show earlier entries ({start} not shown)
+      {hiddenBefore ? (
+        <button className="earlier" onClick={() => void showEarlier()} disabled={loading}>
+          {loading ? "Loading…" : `Show earlier entries${start > 0 ? ` (${start} not shown)` : ""}`}
         </button>
       ) : null}
       {units.slice(start).map((unit) => (
-        <UnitView key={unit.entry.id} unit={unit} {...actions} />
+        <UnitView
+          key={unit.key}
+          unit={unit}
+          filters={filters}
+          highlighted={target >= 0 && units[target] === unit}
+          sib={actions.siblings?.(unit.entry) ?? null}
+          {...actions}
+        />
       ))}
       {live ? (
         <article className={`msg assistant state-${live.state}`} aria-label="Assistant, streaming" aria-live="polite">

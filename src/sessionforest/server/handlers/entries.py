@@ -12,13 +12,13 @@ from msgspec import UNSET, Meta, Struct
 from ...forest import UNSET as FOREST_UNSET
 from ...forest import AppendRequest
 from ...kinds import KINDS
-from ...model import Entry
+from ...model import Divergence, Entry, Snapshot
 from ...projection import Message, project
 from ...store.base import Unset
-from ...wire import DivergenceJson, EntriesPageJson, EntryJson, LogEntryJson, SnapshotJson
+from ...wire import Compare, EntriesPage, EntryJson, Json, LogEntryJson
 from ..changes import Change, appended
 from ..context import Call
-from ..limits import MAX_ITEMS, MAX_PAGE
+from ..limits import LOG_DEFAULT, MAX_ITEMS, MAX_PAGE, MAX_PREVIEWS
 from ..registry import ExpectHead, Group, Id, Params, expected
 from .sessions import SessionParams
 
@@ -152,8 +152,8 @@ class EntriesParams(Params):
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = 200
 
 
-@group.method("sessions/entries", EntriesParams, EntriesPageJson, "read")
-def entries(call: Call, p: EntriesParams) -> EntriesPageJson:
+@group.method("sessions/entries", EntriesParams, EntriesPage, "read")
+def entries(call: Call, p: EntriesParams) -> Json:
     """Entries of every branch with a sequence above `after_sequence`, in sequence order.
 
     Pages: pass the answer's `next_after` as the next `after_sequence`. After a
@@ -164,25 +164,63 @@ def entries(call: Call, p: EntriesParams) -> EntriesPageJson:
     head = forest.head(p.session_id)
     page = forest.entries_after(p.session_id, p.after_sequence, p.limit)
     more = len(page) == p.limit
-    return {
-        "session_id": p.session_id,
-        "head": head,
-        "entries": [e.to_json() for e in page],
-        "next_after": page[-1].sequence if more else None,
-    }
+    next_after = page[-1].sequence if more else None
+    return EntriesPage(p.session_id, head, [e.to_json() for e in page], next_after).to_json()
 
 
 class LogParams(Params):
     session_id: Id
     # Only the last `limit` entries of the path (read in time proportional to it).
-    limit: Annotated[int, Meta(ge=1)] | None = None
+    limit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                description=f"the last this many entries (default and null: {LOG_DEFAULT}; "
+                "when more come before, the first returned has a parent: read those as "
+                "the path to it, `end`)",
+            ),
+        ]
+        | None
+    ) = None
+    # The path to this entry instead of the head's (a branch read without moving the
+    # head; a page of earlier entries is the path to the first shown one's parent).
+    end: Id | None = None
 
 
 @group.method("sessions/log", LogParams, list[LogEntryJson], "read")
 def log(call: Call, p: LogParams) -> list[LogEntryJson]:
-    """The active path (its last `limit` entries), root first, each entry marked
-    `diverged` (as `forest log --json`)."""
-    return call.forest.log_document(p.session_id, p.limit)  # type: ignore[return-value]
+    """The active path, or the path to `end` (its last `limit` entries), root first,
+    each entry marked `diverged` (as `forest log --json`). The head is never moved."""
+    limit = p.limit if p.limit is not None else LOG_DEFAULT  # never the whole path unasked
+    return call.forest.log_document(p.session_id, limit, p.end)
+
+
+class CompareParams(Params):
+    session_id: Id
+    a: Id
+    b: Id
+
+
+@group.method("sessions/compare", CompareParams, Compare, "read")
+def compare(call: Call, p: CompareParams) -> Json:
+    """Two branches (the paths to entries `a` and `b`) from their common ancestor: each
+    side's later entries, their turns aligned, and — when both ends are stamped and the
+    session's directory is a repository here — `git diff` between the stamped HEADs and
+    whether their uncommitted states differ (as `forest diff`)."""
+    return call.forest.compare(p.session_id, p.a, p.b).to_json()
+
+
+class PreviewsParams(Params):
+    session_id: Id
+    entry_ids: Annotated[list[Id], Meta(min_length=1, max_length=MAX_PREVIEWS)]
+
+
+@group.method("sessions/previews", PreviewsParams, dict[str, str], "read")
+def previews(call: Call, p: PreviewsParams) -> dict[str, str]:
+    """A short line of text per entry (its text, else its tool call and key argument):
+    what a forest node shows."""
+    return call.forest.previews(p.session_id, p.entry_ids)
 
 
 class SnapshotParams(Params):
@@ -190,8 +228,8 @@ class SnapshotParams(Params):
     entry: Id | None = None
 
 
-@group.method("sessions/forest_snapshot", SnapshotParams, SnapshotJson, "read")
-def forest_snapshot(call: Call, p: SnapshotParams) -> SnapshotJson:
+@group.method("sessions/forest_snapshot", SnapshotParams, Snapshot, "read")
+def forest_snapshot(call: Call, p: SnapshotParams) -> Json:
     """Every node, the active path, head, tips, checkpoints and divergence, read at once.
 
     Divergence compares `entry`'s stamp (default: the head's) with the worktree now.
@@ -210,7 +248,7 @@ class StatusParams(Params):
     entry_id: Id | None = None
 
 
-@group.method("sessions/status", StatusParams, DivergenceJson, "read")
-def status(call: Call, p: StatusParams) -> DivergenceJson:
+@group.method("sessions/status", StatusParams, Divergence, "read")
+def status(call: Call, p: StatusParams) -> Json:
     """Whether the entry's worktree stamp (default: the head's) matches the worktree now."""
     return call.forest.divergence(p.session_id, p.entry_id).to_json()

@@ -9,7 +9,8 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from ...io.importers import FORMATS
-from ...wire import ExportJson, ImportReportJson
+from ...model.imports import ImportOutcome
+from ...wire import Export, Json
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_NOTIFIED_IDS
@@ -23,16 +24,15 @@ class ExportParams(Params):
     format: Literal["native", "yoagent"] = "native"
 
 
-@group.method("sessions/export", ExportParams, ExportJson, "read")
-def export(call: Call, p: ExportParams) -> ExportJson:
+@group.method("sessions/export", ExportParams, Export, "read")
+def export(call: Call, p: ExportParams) -> Json:
     """The session as JSONL text: native (every entry, round-trips) or yoagent."""
     out = io.StringIO()
     if p.format == "native":
         count = call.forest.export_jsonl(p.session_id, out)
     else:
         count = call.forest.export_yoagent(p.session_id, out)[0]
-    return {"session_id": p.session_id, "format": p.format, "entries": count,
-            "text": out.getvalue()}  # fmt: skip
+    return Export(p.session_id, p.format, count, out.getvalue()).to_json()
 
 
 class ImportParams(Params):
@@ -41,15 +41,15 @@ class ImportParams(Params):
     skip_bad: bool = False
 
 
-@group.method("sessions/import", ImportParams, ImportReportJson, "write")
-def import_chats(call: Call, p: ImportParams) -> ImportReportJson:
+@group.method("sessions/import", ImportParams, ImportOutcome, "write")
+def import_chats(call: Call, p: ImportParams) -> Json:
     """Import every chat of a file or directory on the server's machine.
 
     Only paths inside the directories the server was started with
     (`--import-root`) are read. Each chat is its own transaction; failed chats
     are reported in `failed`, the others imported.
     """
-    path = call.server.import_path(p.path)
+    path = call.server.import_roots.resolve(p.path)
     report = call.forest.import_chats(p.format, path, skip_bad=p.skip_bad)
     for chat in report.chats:
         if not (chat.created or chat.added):
@@ -63,6 +63,6 @@ def import_chats(call: Call, p: ImportParams) -> ImportReportJson:
         elif chat.added:
             ids = None
         status = call.forest.session(chat.session_id).status
-        call.server.set_status(chat.session_id, status)
+        call.server.statuses.set(chat.session_id, status)
         call.changed(Change(chat.session_id, "imported", chat.head, status, ids, first, last))
     return report.to_json()

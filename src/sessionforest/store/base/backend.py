@@ -6,6 +6,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from ...deadline import Deadline
 from .bulk import BulkStore
 from .maintenance import Maintenance
 from .search import SearchIndex
@@ -64,10 +65,11 @@ class Backend(Protocol):
         """How many entries wait for the full-text index (0 after `catch_up`)."""
         ...
 
-    def search(self) -> AbstractContextManager[SearchIndex]:
+    def search(self, deadline: Deadline | None = None) -> AbstractContextManager[SearchIndex]:
         """A SearchIndex bound to one read snapshot of the index as it is (see
         `catch_up`); reads of `store` on this thread inside the block see the same
-        snapshot."""
+        snapshot. With a `deadline`, a statement running when it passes or is
+        cancelled stops, raising SearchStopped."""
         ...
 
     def close(self) -> None: ...

@@ -47,6 +47,7 @@ from .rows import (
     ENTRY_COLUMNS,
     INSERT_ENTRIES,
     LOCK_SESSION,
+    MOVE_HEAD,
     OWNER,
     UPSERT_HEAD,
     searchable,
@@ -82,6 +83,11 @@ WITH RECURSIVE path(id, session_id, parent_entry_id, sequence, semantic_schema_v
 )
 SELECT {ENTRY_COLUMNS}, depth FROM path
 """
+# The same walk from any entry of the session (a branch read without moving the head).
+PATH_TO = ACTIVE_PATH.replace(
+    "AND id = (SELECT active_entry_id FROM session_heads WHERE session_id = %(sid)s)",
+    "AND id = %(start)s",
+)
 WHOLE = 1 << 62  # no stop: the whole path
 
 # A head that is not in the session: pointed elsewhere (damage) or nowhere.
@@ -176,7 +182,7 @@ class PostgresStore(SQLStore):
                 raise ForeignEntry(entry_id, session_id, owner)
             if expect_head is not UNSET and head != expect_head:
                 raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-            conn.execute(UPSERT_HEAD, (session_id, entry_id, now))
+            conn.execute(MOVE_HEAD, (session_id, entry_id, now))
 
     # --- reading -----------------------------------------------------------------
 
@@ -204,6 +210,18 @@ class PostgresStore(SQLStore):
                     rows = [(*found, 0)]
         whole = limit is None or len(rows) < limit
         return reading.path_of(session_id, head, rows, whole=whole)
+
+    def path_to(self, session_id: str, entry_id: str, limit: int | None = None) -> list[Entry]:
+        stop = WHOLE if limit is None else limit - 1
+        with self._db.read() as conn:
+            self._readable(conn, session_id)
+            rows = conn.execute(
+                PATH_TO, {"sid": session_id, "start": entry_id, "stop": stop}
+            ).fetchall()
+        if not rows:
+            self.entry(session_id, entry_id)  # raises UnknownEntry or ForeignEntry
+        whole = limit is None or len(rows) < limit
+        return reading.path_of(session_id, entry_id, rows, whole=whole)
 
     def latest_checkpoint(self, session_id: str, label: str) -> Entry | None:
         with self._db.read() as conn:

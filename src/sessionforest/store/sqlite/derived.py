@@ -151,11 +151,12 @@ class Derived:
         state: tuple[Any, ...],
         now: str,
     ) -> None:
-        """Move the head to `target` (`state`: HEAD_STATE's row), keeping the path."""
+        """Move the head to `target` (`state`: HEAD_STATE's row), keeping the path (and
+        the head's `updated_at`: a move is not activity)."""
         _, head, tip, length = state
         reached = paths.reach(conn, session_id, target, tip, head, length)
         done = target if reached is not None else None
-        conn.execute(paths.SET_HEAD, (session_id, target, now, done, reached))
+        conn.execute(paths.MOVE_HEAD, (session_id, target, now, done, reached))
 
     def appended(self, cursor: sqlite3.Cursor, added: int, at: tuple[int, int]) -> None:
         """At the end of an append's transaction: index inline once the bound is

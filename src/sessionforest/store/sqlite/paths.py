@@ -83,6 +83,14 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
     path_length = excluded.path_length
 """
 
+# A head move keeps `updated_at`: a move is not activity (sql/rows.MOVE_HEAD).
+MOVE_HEAD = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at, path_tip, path_length)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+    path_tip = excluded.path_tip, path_length = excluded.path_length
+"""
+
 # One segment's entries (or a tail of it): a plain ordered range of the index.
 RANGE = (
     f"SELECT {ENTRY_COLUMNS} FROM session_entries "

@@ -78,6 +78,12 @@ WITH RECURSIVE path({ENTRY_COLUMNS}, depth) AS (
 SELECT {ENTRY_COLUMNS}, depth FROM path
 """
 
+# The same walk from any entry of the session (a branch read without moving the head).
+PATH_TO = ACTIVE_PATH.replace(
+    "WHERE id = (SELECT active_entry_id FROM session_heads WHERE session_id = :sid)",
+    "WHERE id = :start AND session_id = :sid",
+)
+
 HEAD_STATE = """
 SELECT s.quarantine, h.active_entry_id, h.path_tip, h.path_length
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id WHERE s.id = ?
@@ -285,6 +291,18 @@ class SQLiteStore(SQLStore):
             rows = conn.execute(ACTIVE_PATH, {"sid": session_id, "stop": stop}).fetchall()
         whole = limit is None or len(rows) < limit
         return reading.path_of(session_id, head, rows, whole=whole)
+
+    def path_to(self, session_id: str, entry_id: str, limit: int | None = None) -> list[Entry]:
+        stop = WHOLE if limit is None else limit - 1
+        with self._db.read() as conn:
+            self._readable(conn, session_id)
+            rows = conn.execute(
+                PATH_TO, {"sid": session_id, "start": entry_id, "stop": stop}
+            ).fetchall()
+        if not rows:
+            self.entry(session_id, entry_id)  # raises UnknownEntry or ForeignEntry
+        whole = limit is None or len(rows) < limit
+        return reading.path_of(session_id, entry_id, rows, whole=whole)
 
     def latest_checkpoint(self, session_id: str, label: str) -> Entry | None:
         found = self._rows(LATEST_CHECKPOINT, session_id, (session_id, label))
