@@ -107,9 +107,9 @@ class Recording:
         self._backend = backend
         self.calls: list[str] = []
 
-    def search(self) -> Any:
+    def search(self, deadline: Any = None) -> Any:
         self.calls.append("search")
-        return self._backend.search()
+        return self._backend.search(deadline)
 
     def catch_up(self) -> bool:
         self.calls.append("catch_up")
