@@ -74,7 +74,7 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import CompareJson, Workers
+from .wire import Compare, LogEntryJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -484,7 +484,7 @@ class Forest(TreeFacade):
     @suggesting
     def log_document(
         self, session_id: str, limit: int | None = None, end: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[LogEntryJson]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
         marked `diverged`; `end`: the path to that entry instead (the head stays)."""
         if limit is not None and limit < 1:
@@ -492,7 +492,7 @@ class Forest(TreeFacade):
         return log_document(self._store, self._worktrees, session_id, limit, end)
 
     @suggesting
-    def compare(self, session_id: str, a: str, b: str) -> CompareJson:
+    def compare(self, session_id: str, a: str, b: str) -> Compare:
         """Two branches side by side from their common ancestor (docs in compare.py)."""
         return compare_document(self._store, self._worktrees, session_id, a, b)
 
