@@ -168,7 +168,8 @@ def run(quick: bool) -> Section:
             f"stored (the native JSONL import), interleaved, {runs} runs per side. Heavy user: "
             f"{entries:,} entries over {chats:,} chats across the formats, imported with "
             "`import_everything` (+ aider) in a fresh subprocess (its peak RSS), then "
-            "`Forest.search_chats` (what `forest find` runs) over queries of 1-3 words from the generator's vocabulary."
+            "`Forest.search_chats` (what `forest find` runs) over queries of 1-3 words "
+            "from the generator's vocabulary."
         ),
         rows=rows + heavy_rows,
         notes=notes + heavy_notes,
@@ -178,5 +179,7 @@ def run(quick: bool) -> Section:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--heavy-child":
         _heavy_child(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--format":  # one format's row, alone
+        print(*_throughput(sys.argv[2], 20_000, 3), sep="\n")
     else:
-        sys.exit(f"usage: {sys.argv[0]} --heavy-child HOME SCRATCH.db")
+        sys.exit(f"usage: {sys.argv[0]} --heavy-child HOME SCRATCH.db | --format FMT")
