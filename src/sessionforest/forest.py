@@ -42,6 +42,7 @@ from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
+    CURRENT_SCHEMA_VERSION,
     ChatSpec,
     CheckReport,
     Entry,
@@ -64,6 +65,7 @@ from .store.base import (
     AUTO,
     DURABILITIES,
     UNSET,
+    Appended,
     AppendRequest,
     Auto,
     Backend,
@@ -91,6 +93,21 @@ SEMANTIC_MISSING = (
     "the semantic leg is off: install sessionforest[semantic], use a SQLite store, "
     "and leave FOREST_SEMANTIC unset"
 )
+
+
+def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list[Entry]:
+    """The entries a backend appended as one chain (`done`: where the first went, the
+    stamp they carry), in order: each next one is the child of the one before."""
+    stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
+    parent, sequence = done.parent, done.sequence
+    entries = []
+    for item in items:
+        entries.append(
+            Entry(item.id, session_id, parent, sequence, item.kind, item.payload,
+                  item.visibility, CURRENT_SCHEMA_VERSION, item.created_at, stamp)
+        )  # fmt: skip
+        parent, sequence = item.id, sequence + 1
+    return entries
 
 
 class Forest(TreeFacade):
@@ -291,13 +308,9 @@ class Forest(TreeFacade):
             stamping = Stamping(None, stamp_text(stamp))
         item = NewEntry(entry_id, kind, payload, body, vis, created)
         done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
-        if isinstance(stamp, Auto) or done.stamp_text != stamping.text:
-            # The stamp as stored: taken for the bound directory (or again inside the
-            # write lock when another process bound the session meanwhile).
-            stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
-        return Entry(
-            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created, stamp
-        )
+        # The stamp as stored: taken for the bound directory (or again inside the write
+        # lock when another process bound the session meanwhile).
+        return appended(session_id, (item,), done)[0]
 
     def append_group(self, requests: Sequence[AppendRequest]) -> list[Entry | ForestError]:
         """Several appends, to any sessions, committed in ONE transaction (group commit).
@@ -329,10 +342,7 @@ class Forest(TreeFacade):
             if isinstance(outcome, ForestError):
                 results[i] = outcome
                 continue
-            stamp = orjson.loads(outcome.stamp_text) if outcome.stamp_text is not None else None
-            results[i] = Entry(item.id, requests[i].session_id, outcome.parent, outcome.sequence,
-                               item.kind, item.payload, item.visibility, 2, item.created_at,
-                               stamp)  # fmt: skip
+            results[i] = appended(requests[i].session_id, (item,), outcome)[0]
         return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
 
     def _suggest(self, error: ForestError) -> ForestError:
@@ -364,15 +374,7 @@ class Forest(TreeFacade):
             return []
         stamping = self._worktrees.stamping(session_id)
         done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
-        entries: list[Entry] = []
-        stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
-        link, sequence = done.parent, done.sequence
-        for item in prepared:
-            entry = Entry(item.id, session_id, link, sequence, item.kind, item.payload,
-                          item.visibility, 2, now, stamp)  # fmt: skip
-            entries.append(entry)
-            link, sequence = item.id, sequence + 1
-        return entries
+        return appended(session_id, prepared, done)
 
     @suggesting
     def move_head(

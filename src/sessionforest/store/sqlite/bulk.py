@@ -35,7 +35,7 @@ OWNER = "SELECT session_id, sequence FROM session_entries WHERE id = ?"
 STATEMENTS = BulkSQL(SQLITE, bad_parent=BAD_PARENT, branches=BRANCHES)
 
 
-class SQLiteBulk(SQLBulk["SQLiteChatWriter"]):
+class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
     """The SQLite `BulkStore`: importers' per-chat writes and exact session transfers.
 
     `write()` gives the writer connection inside one BEGIN IMMEDIATE
@@ -129,7 +129,7 @@ def _duplicate(
     raise AssertionError("unique constraint failed but no duplicate id was found")
 
 
-class SQLiteChatWriter(SQLChatWriter):
+class SQLiteChatWriter(SQLChatWriter[sqlite3.Connection]):
     """The `ChatWriter` of `SQLiteBulk.bulk_chat` (the checks are rules/imports.py's)."""
 
     def _flush_now(self, row: QueuedRow) -> bool:

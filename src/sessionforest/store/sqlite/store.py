@@ -121,8 +121,10 @@ STATEMENTS = Statements(
 )
 
 
-class SQLiteStore(SQLStore):
+class SQLiteStore(SQLStore[sqlite3.Connection]):
     """`Store` (store/base.py) over one `Database`; the shared half is `SQLStore`'s."""
+
+    _db: Database
 
     def __init__(self, db: Database, *, background: bool = True) -> None:
         labels = (SESSION_TITLES, ENTRY_LABELS)
@@ -148,7 +150,7 @@ class SQLiteStore(SQLStore):
     ) -> None:
         integrity.insert_session(conn, self._q.insert_session, values, session_id)
 
-    def _id_list(self, ids: Sequence[str]) -> Any:
+    def _id_list(self, ids: Sequence[str]) -> str:
         return orjson.dumps(list(ids)).decode()
 
     # --- writing -----------------------------------------------------------------
@@ -375,4 +377,4 @@ class SQLiteStore(SQLStore):
             scanned = conn.execute(ANY_ENTRIES_IN_RANGE, (low, high, PREFIX_SCAN)).fetchall()
             if len(scanned) < PREFIX_SCAN:
                 return [(i, seq, kind) for i, sid, seq, kind in scanned if sid == session_id]
-            return conn.execute(ENTRIES_IN_RANGE, (session_id, low, high)).fetchall()  # type: ignore[no-any-return]
+            return conn.execute(ENTRIES_IN_RANGE, (session_id, low, high)).fetchall()
