@@ -37,7 +37,8 @@ from .errors import (
     UnknownEntry,
     UnknownSession,
 )
-from .forest_trees import TreeFacade, suggesting
+from .forest_follow import FollowFacade
+from .forest_trees import suggesting
 from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
@@ -113,7 +114,7 @@ def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list
     return entries
 
 
-class Forest(TreeFacade):
+class Forest(FollowFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, backend: Backend, clock: Clock) -> None:

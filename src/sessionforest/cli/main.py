@@ -16,7 +16,7 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, diff, entries, io, mcp, search, serve, sessions, status
+from . import admin, diff, entries, hooks, io, mcp, search, serve, sessions, status, watch
 from .common import JSON_KEY, State, emit_json, store_location
 
 
@@ -159,6 +159,9 @@ cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 cli.add_command(serve.serve)
 cli.add_command(mcp.mcp)
+cli.add_command(watch.watch)
+cli.add_command(hooks.hooks_group)
+cli.add_command(hooks.hook_group)
 for command in (search.recall, search.find, search.usage, search.end, search.archive):
     cli.add_command(command)
 
@@ -166,3 +169,7 @@ for command in (search.recall, search.find, search.usage, search.end, search.arc
 def main(args: Sequence[str] | None = None) -> NoReturn:
     """The console-script entry point (`forest = sessionforest.cli.main:main`)."""
     cli.main(args=args, prog_name="forest")
+
+
+if __name__ == "__main__":  # python -m sessionforest.cli.main (a hook without the script)
+    main()

@@ -90,6 +90,12 @@ from .common import State, pass_state, store_location
     "the SDK's own variables).",
 )
 @click.option("--model", default=None, help="Model name for --provider ($FOREST_MODEL).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Follow every harness's transcripts into the store as they are written "
+    "(as `forest watch` does): a running agent's turns reach the web UI at once.",
+)
 @pass_state
 def serve(
     state: State,
@@ -106,6 +112,7 @@ def serve(
     readonly: bool,
     provider: str | None,
     model: str | None,
+    watch: bool,
 ) -> None:
     """Serve the store over JSON-RPC 2.0: HTTP (POST /rpc) and WebSocket (/ws).
 
@@ -123,6 +130,8 @@ def serve(
     --token-file; at least 16 characters). It answers to the bound address, this
     machine's names and --allow-host names. Browser requests from other origins
     are refused. sessions/import reads only inside --import-root directories.
+    With --watch it also follows every harness's transcripts into the store
+    (`forest watch`), and the UI shows a running agent's chat as it grows.
     Stops cleanly on Ctrl-C or SIGTERM.
     """
     from ..server import ServeOptions, run  # BackendUnavailable without the extra
@@ -140,6 +149,7 @@ def serve(
         readonly=readonly,
         provider=provider,
         model=model,
+        watch=watch,
     )
     run(options, lambda line: click.echo(line, err=stdio))
 

@@ -243,3 +243,17 @@ class StoredEntry(NamedTuple):
     context_visibility: str
     created_at: str
     stamp: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FollowReport:
+    """One import of a followed file (Forest.import_followed): the file (its real
+    path), its format, the import's report, whether the file no longer fit its
+    stored position (shrunk or replaced: read again from its start) and the chat a
+    person reads of it (None: it made none yet)."""
+
+    path: str
+    format: str
+    report: ImportReport
+    restarted: bool
+    chat: str | None

@@ -29,14 +29,18 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import InvalidArgument
 from ..ids import new_id
-from ..model import Entry
+from ..model import Entry, ImportReport
 from ..wire import ChangeJson, SubscriptionJson
+from .limits import MAX_NOTIFIED_IDS
+
+if TYPE_CHECKING:
+    from ..forest import Forest
 
 # A notification for one client: a document, or one already serialised (the fan-out's).
 Push = Callable[[Any], None]
@@ -63,6 +67,27 @@ def appended(entries: Sequence[Entry], status: str) -> Change:
     first, last = entries[0], entries[-1]
     ids = tuple(e.id for e in entries)
     return Change(first.session_id, "appended", last.id, status, ids, first.sequence, last.sequence)
+
+
+def imported(forest: Forest, report: ImportReport) -> list[Change]:
+    """The changes an import made (sessions/import, the file mirror): one per chat it
+    created or added to, naming the entries added (up to MAX_NOTIFIED_IDS of them;
+    None past that: read them by sequence) and the chat's status as it is now."""
+    found = []
+    for chat in report.chats:
+        if not (chat.created or chat.added):
+            continue
+        first = chat.entries - chat.added + 1 if chat.added else None
+        last = chat.entries if chat.added else None
+        ids: tuple[str, ...] | None = ()
+        if chat.added and chat.added <= MAX_NOTIFIED_IDS:
+            page = forest.entries_after(chat.session_id, chat.entries - chat.added, chat.added)
+            ids = tuple(e.id for e in page)
+        elif chat.added:
+            ids = None
+        status = forest.session(chat.session_id).status
+        found.append(Change(chat.session_id, "imported", chat.head, status, ids, first, last))
+    return found
 
 
 @dataclass(slots=True)

@@ -46,6 +46,7 @@ class ServeOptions:
     readonly: bool = False
     provider: str | None = None  # with model: the web UI's model (else FOREST_PROVIDER/_MODEL)
     model: str | None = None
+    watch: bool = False  # follow every harness's transcripts into the store (--watch)
     limits: Limits = field(default_factory=Limits)
 
 
@@ -83,6 +84,8 @@ def check(options: ServeOptions) -> Address | None:
     for root in options.import_roots:
         if not root.is_dir():
             raise InvalidArgument("--import-root", f"{root} is not a directory")
+    if options.watch and options.readonly:
+        raise InvalidArgument("--watch", "a read-only server cannot import what it watches")
     if options.stdio:
         return None
     address = resolve(options.host, options.port)
@@ -101,6 +104,11 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     server = Server(
         forest, limits=options.limits, import_roots=options.import_roots, provider=provider
     )
+    if options.watch:
+        from ..mirror.sources import default_locations
+        from .mirror import ServerMirror
+
+        server.mirror = ServerMirror(server, default_locations())
     if provider is not None:
         # Importing an SDK takes seconds: made ahead, so the first reply does not wait.
         threading.Thread(target=server.clients.warm, args=(provider,), daemon=True).start()

@@ -11,9 +11,8 @@ from msgspec import Meta
 from ...io.importers import FORMATS
 from ...model.imports import ImportOutcome
 from ...wire import Export, Json
-from ..changes import Change
+from ..changes import imported
 from ..context import Call
-from ..limits import MAX_NOTIFIED_IDS
 from ..registry import Group, Id, Params
 
 group = Group("io")
@@ -51,18 +50,7 @@ def import_chats(call: Call, p: ImportParams) -> Json:
     """
     path = call.server.import_roots.resolve(p.path)
     report = call.forest.import_chats(p.format, path, skip_bad=p.skip_bad)
-    for chat in report.chats:
-        if not (chat.created or chat.added):
-            continue
-        first = chat.entries - chat.added + 1 if chat.added else None
-        last = chat.entries if chat.added else None
-        ids: tuple[str, ...] | None = ()
-        if chat.added and chat.added <= MAX_NOTIFIED_IDS:
-            page = call.forest.entries_after(chat.session_id, chat.entries - chat.added, chat.added)
-            ids = tuple(e.id for e in page)
-        elif chat.added:
-            ids = None
-        status = call.forest.session(chat.session_id).status
-        call.server.statuses.set(chat.session_id, status)
-        call.changed(Change(chat.session_id, "imported", chat.head, status, ids, first, last))
+    for change in imported(call.forest, report):
+        call.server.statuses.set(change.session_id, change.status)
+        call.changed(change)
     return report.to_json()

@@ -41,6 +41,10 @@ from .search import (
     Spaceless,
     Term,
 )
+from .sources import (
+    FollowedSource,
+    SourceStore,
+)
 from .store import (
     Store,
     TreeStore,
@@ -85,6 +89,7 @@ __all__ = [
     "EntryKey",
     "EntryReader",
     "EntryRow",
+    "FollowedSource",
     "GroupedAppend",
     "Maintenance",
     "NewEntry",
@@ -92,6 +97,7 @@ __all__ = [
     "Pending",
     "SearchIndex",
     "SessionIndex",
+    "SourceStore",
     "Spaceless",
     "Stamping",
     "Store",

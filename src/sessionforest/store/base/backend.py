@@ -10,6 +10,7 @@ from ...deadline import Deadline
 from .bulk import BulkStore
 from .maintenance import Maintenance
 from .search import SearchIndex
+from .sources import SourceStore
 from .store import Store, TreeStore
 from .vectors import VectorStore
 
@@ -46,6 +47,11 @@ class Backend(Protocol):
     @property
     def vectors(self) -> VectorStore | None:
         """The semantic leg's entry vectors (None: this backend keeps none)."""
+        ...
+
+    @property
+    def sources(self) -> SourceStore:
+        """Where the live mirror stands in each followed transcript file."""
         ...
 
     @property

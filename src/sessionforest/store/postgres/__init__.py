@@ -22,6 +22,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from ...deadline import Deadline
 from ...errors import ForestError, SearchStopped, StoreMissing, StoreUnreadable
 from ..base.maintenance import Maintenance
+from ..sql.dialect import POSTGRES
+from ..sql.sources import SQLSources
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
@@ -45,6 +47,7 @@ class PostgresBackend:
     bulk: PostgresBulk
 
     maintenance: Maintenance
+    sources: SQLSources
     name = "postgresql"
     path: Path | None = None
     vectors: PostgresVectors | None = None
@@ -169,5 +172,6 @@ def open_postgres(
         PostgresTrees(db),
         PostgresBulk(db),
         Maintenance(where, enabled=background_index and not readonly),
+        SQLSources(db, POSTGRES),
         vectors=PostgresVectors(db),
     )

@@ -51,6 +51,7 @@ REFERENCE_TABLES: Final = (
     "search_terms",
     "digest_terms",
     "vector_model",
+    "followed_sources",
 )
 
 # The text search configuration: English snowball stems without stop words

@@ -18,6 +18,8 @@ from pathlib import Path
 from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
 from ..base.maintenance import Maintenance
+from ..sql.dialect import SQLITE
+from ..sql.sources import SQLSources
 from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
@@ -40,6 +42,7 @@ class SQLiteBackend:
     bulk: SQLiteBulk
     vectors: SQLiteVectors
     maintenance: Maintenance
+    sources: SQLSources
 
     name = "sqlite"
 
@@ -115,4 +118,5 @@ def open_sqlite(
     store = SQLiteStore(db, maintenance)
     bulk = SQLiteBulk(db.path, write=db.write, read=db.read, index=store.derived.index_in)
     trees = SQLiteTrees(db)
-    return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance)
+    sources = SQLSources(db, SQLITE)
+    return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources)

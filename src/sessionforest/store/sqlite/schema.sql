@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 22;
+PRAGMA user_version = 23;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -27,6 +27,7 @@ PRAGMA user_version = 22;
 -- migration session_path_segments
 -- migration entry_vectors
 -- migration entry_branch_index
+-- migration followed_sources
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -100,6 +101,17 @@ CREATE TABLE entry_vectors (
         entry INTEGER NOT NULL UNIQUE,
         vector BLOB NOT NULL
     );
+
+-- table followed_sources on followed_sources
+CREATE TABLE followed_sources (
+    path TEXT PRIMARY KEY,
+    format TEXT NOT NULL,
+    position TEXT NOT NULL,
+    source_offset INTEGER NOT NULL,
+    chat TEXT,
+    updated_at TEXT NOT NULL,
+    error TEXT
+) WITHOUT ROWID;
 
 -- table forest_migrations on forest_migrations
 CREATE TABLE forest_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
