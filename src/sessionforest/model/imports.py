@@ -47,7 +47,8 @@ class ChatResult:
     added: int  # entries written by this import
     unchanged: int  # entries already stored with identical content
     entries: int  # entries of the chat after the import
-    branches: int  # re-done turns (see BRANCHES)
+    branches: int  # re-done turns (see BRANCHES; an import continuing from a saved
+    # position counts those under its new entries only, as its cost is theirs)
     head: str | None
 
 

@@ -19,7 +19,15 @@ from ...model import ChatSpec, StoredEntry
 from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
 from ..sql.dialect import POSTGRES, Row
 from .database import Database
-from .rows import BAD_PARENT, BRANCHES, OWNER, copy_entries, insert_entries, searchable_json
+from .rows import (
+    BAD_PARENT,
+    BRANCHES,
+    BRANCHES_SINCE,
+    OWNER,
+    copy_entries,
+    insert_entries,
+    searchable_json,
+)
 from .store import insert_session
 
 BATCH = 1000
@@ -45,7 +53,14 @@ CROSS JOIN LATERAL (SELECT id, session_id, sequence FROM session_entries e
                     WHERE e.id = w.id LIMIT 1) x
 LIMIT 1
 """
-STATEMENTS = BulkSQL(POSTGRES, bad_parent=BAD_PARENT, branches=BRANCHES, lock=" FOR UPDATE OF s")
+STATEMENTS = BulkSQL(
+    POSTGRES,
+    bad_parent=BAD_PARENT,
+    branches=BRANCHES,
+    branches_since=BRANCHES_SINCE,
+    since_args=lambda sid, base: (sid, sid, base),
+    lock=" FOR UPDATE OF s",
+)
 
 
 class PostgresBulk(SQLBulk[psycopg.Connection[Row], "PostgresChatWriter"]):

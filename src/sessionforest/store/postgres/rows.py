@@ -77,6 +77,22 @@ SELECT COUNT(*) FROM (
 """
 
 
+# Branch points among the parents of the rows written after a sequence (an import
+# that continued from a saved position: as store/sqlite/rows.BRANCHES_SINCE).
+BRANCHES_SINCE: Final = """
+SELECT COUNT(*) FROM (
+    SELECT 1 FROM session_entries
+    WHERE session_id = %s AND parent_entry_id IN (
+        SELECT parent_entry_id FROM session_entries WHERE session_id = %s AND sequence > %s
+    )
+      AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'
+      AND CASE WHEN strpos(payload, '"local_command"') = 0 THEN true
+               ELSE coalesce(json_typeof(payload::json -> 'local_command'), 'null') = 'null' END
+    GROUP BY parent_entry_id HAVING COUNT(*) > 1
+) AS b
+"""
+
+
 def searchable(kind: str, payload: Any) -> tuple[str | None, bool]:
     """(the indexed text, whether it holds spaceless-script text) of a payload; an
     indexed kind without text gets "" (NULL is for rows the database fills in)."""

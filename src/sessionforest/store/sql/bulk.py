@@ -97,9 +97,22 @@ class BulkSQL:
     """The statements above in one dialect, plus the backend's BAD_PARENT and BRANCHES
     (given in its own dialect: they differ by how entries are keyed and by JSON functions)."""
 
-    def __init__(self, d: Dialect, *, bad_parent: str, branches: str, lock: str = "") -> None:
+    def __init__(
+        self,
+        d: Dialect,
+        *,
+        bad_parent: str,
+        branches: str,
+        branches_since: str,
+        since_args: Callable[[str, int], tuple[Any, ...]],
+        lock: str = "",
+    ) -> None:
         self.bad_parent = bad_parent
         self.branches = branches
+        # The branch points an import continuing from a saved position touched: its
+        # count costs what its new rows cost (`since_args(session, base)` binds it).
+        self.branches_since = branches_since
+        self.since_args = since_args
         self.chat_state = d.sql(CHAT_STATE) + lock
         self.update_chat = d.sql(UPDATE_CHAT)
         self.stored_session = d.sql(STORED_SESSION)
@@ -183,10 +196,21 @@ class SQLChatWriter(ChatWriterBase, Generic[C]):
             row = conn.execute(self._q.in_session, (sid, self.head)).fetchone()
             if row is None:
                 raise ImportRejected(str(self._path), None, f"head {self.head} was not imported")
-            conn.execute(self._q.upsert_head, (sid, self.head, row[0]))
+            self._set_head(sid, self.head, row[0])
         entries = self._next - 1
-        branches = conn.execute(self._q.branches, (sid,)).fetchone()
+        if self.continuing:
+            # Only the new rows' parents: a turn at the end of a long chat costs
+            # what the turn does (ChatResult.branches says so).
+            args = self._q.since_args(sid, self._base)
+            branches = conn.execute(self._q.branches_since, args).fetchone()
+        else:
+            branches = conn.execute(self._q.branches, (sid,)).fetchone()
         return entries, int(branches[0]) if branches else 0
+
+    def _set_head(self, session_id: str, head: str, updated_at: str) -> None:
+        """Move the chat's head to `head` (a backend that keeps derived state of the
+        head, SQLite's materialised path, keeps it here)."""
+        self._conn.execute(self._q.upsert_head, (session_id, head, updated_at))
 
 
 class SQLBulk(Generic[C, W]):

@@ -116,7 +116,8 @@ def open_sqlite(
     db = Database(target, opened)
     maintenance = Maintenance(str(target), enabled=background_index and db.writer is not None)
     store = SQLiteStore(db, maintenance)
-    bulk = SQLiteBulk(db.path, write=db.write, read=db.read, index=store.derived.index_in)
+    derived = store.derived
+    bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in, derived.imported_head)
     trees = SQLiteTrees(db)
     sources = SQLSources(db, SQLITE)
     return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources)

@@ -23,16 +23,24 @@ from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
 from ..sql.dialect import SQLITE
 from . import integrity
 from .connection import driver_error
-from .rows import BAD_PARENT, BRANCHES, insert_entries
+from .rows import BAD_PARENT, BRANCHES, BRANCHES_SINCE, insert_entries
 from .search import large
 
 BATCH = 1000
 RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
 
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
+# Moves an imported chat's head inside its transaction (connection, session, head, time).
+HeadMove = Callable[[sqlite3.Connection, str, str, str], None]
 
 OWNER = "SELECT session_id, sequence FROM session_entries WHERE id = ?"
-STATEMENTS = BulkSQL(SQLITE, bad_parent=BAD_PARENT, branches=BRANCHES)
+STATEMENTS = BulkSQL(
+    SQLITE,
+    bad_parent=BAD_PARENT,
+    branches=BRANCHES,
+    branches_since=BRANCHES_SINCE,
+    since_args=lambda sid, base: (sid, base),
+)
 
 
 class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
@@ -51,9 +59,11 @@ class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
         write: Transaction,
         read: Transaction,
         index: Callable[[sqlite3.Connection], None],
+        head: HeadMove | None = None,
     ) -> None:
         self._path = path
         self._index = index  # derived.Derived.index_in
+        self._head = head  # derived.Derived.imported_head (None: heads move alone)
         self._write = write
         self._plain_read = read
         self._q = STATEMENTS
@@ -95,7 +105,9 @@ class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
     def _chat_writer(
         self, conn: sqlite3.Connection, spec: ChatSpec, source: Path, last: int, at: str
     ) -> SQLiteChatWriter:
-        return SQLiteChatWriter(conn, self._q, spec, source, last, at, BATCH, RECENT)
+        writer = SQLiteChatWriter(conn, self._q, spec, source, last, at, BATCH, RECENT)
+        writer.head_move = self._head
+        return writer
 
     def _goes_at_once(self, entry: StoredEntry) -> bool:
         return large.is_large(entry.payload)  # a large row goes at once
@@ -138,6 +150,14 @@ def _duplicate(
 
 class SQLiteChatWriter(SQLChatWriter[sqlite3.Connection]):
     """The `ChatWriter` of `SQLiteBulk.bulk_chat` (the checks are rules/imports.py's)."""
+
+    head_move: HeadMove | None = None
+
+    def _set_head(self, session_id: str, head: str, updated_at: str) -> None:
+        if self.head_move is None:
+            super()._set_head(session_id, head, updated_at)
+        else:
+            self.head_move(self._conn, session_id, head, updated_at)
 
     def _flush_now(self, row: QueuedRow) -> bool:
         # A large row goes at once: its payload is not kept waiting in memory. Its

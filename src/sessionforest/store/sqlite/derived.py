@@ -18,8 +18,9 @@ is declared stale (`invalidate`).
   when a `FULL_TEXT` run ends.
 - The materialised active path (`session_path_segments`, the head row's
   `path_tip`/`path_length`): `path_to`, `path_after` and `moved` (SQL in
-  paths.py) inside an append or a move. Stale: a `path_tip` that is not the
-  head (imports and repair move heads without it): reads then walk.
+  paths.py) inside an append or a move, `imported_head` at the end of an
+  imported chat. Stale: a `path_tip` that is not the head (restores and
+  repair move heads without it): reads then walk.
 - Each row's `parent_sequence` and the partial branch index: the row's
   INSERT (an append chains it, bulk rows look it up, rows.py). Never stale
   (entries are immutable); `check` compares it with the parent.
@@ -46,6 +47,7 @@ from .database import Database
 from .search import catchup
 
 DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
+HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
 # Seconds without an append before the maintenance thread indexes: longer than
 # the gaps in a burst of appends (tens of microseconds), far shorter than a model
 # call, so an agent's turns are indexed between its appends.
@@ -157,6 +159,18 @@ class Derived:
         reached = paths.reach(conn, session_id, target, tip, head, length)
         done = target if reached is not None else None
         conn.execute(paths.MOVE_HEAD, (session_id, target, now, done, reached))
+
+    def imported_head(
+        self, conn: sqlite3.Connection, session_id: str, head: str, updated_at: str
+    ) -> None:
+        """An import's head move, inside its chat's transaction: the path is kept as an
+        append keeps it (walked only from the new head to where it meets the path),
+        so a mirrored chat loads from its segments and the path cache, not a walk."""
+        found = conn.execute(HEAD_PATH, (session_id,)).fetchone()
+        old, tip, length = found if found is not None else (None, None, None)
+        reached = paths.reach(conn, session_id, head, tip, old, length)
+        tipped = head if reached is not None else None
+        conn.execute(paths.SET_HEAD, (session_id, head, updated_at, tipped, reached))
 
     def appended(self, cursor: sqlite3.Cursor, added: int, at: tuple[int, int]) -> None:
         """At the end of an append's transaction: index inline once the bound is

@@ -63,6 +63,29 @@ ORDER BY sequence
 
 UPSERT_HEAD = SQLITE.sql(shared_rows.UPSERT_HEAD)
 
+# Branch points among the parents of the rows written after sequence ?2 (an import
+# that continued from a saved position): each such parent's children are its
+# linear child, found by sequence, and the others, in the branch index (as
+# CHILDREN reads them), so the count costs what the new rows cost, not the chat.
+BRANCHES_SINCE = f"""
+WITH parents(id, seq) AS (
+    SELECT DISTINCT parent_entry_id, parent_sequence FROM session_entries
+    WHERE session_id = ?1 AND sequence > ?2 AND parent_entry_id IS NOT NULL
+)
+SELECT COUNT(*) FROM parents p WHERE (
+    SELECT COUNT(*) FROM (
+        SELECT kind, payload, context_visibility FROM session_entries
+        WHERE session_id = ?1 AND sequence = p.seq + 1 AND parent_entry_id = p.id
+        UNION ALL
+        SELECT kind, payload, context_visibility FROM session_entries
+        WHERE parent_entry_id = p.id AND +session_id = ?1 AND {BRANCH}
+    ) c
+    WHERE c.kind IN ('user.message', 'assistant.message') AND c.context_visibility = 'context'
+      AND (instr(c.payload, '"local_command"') = 0
+           OR json_extract(c.payload, '$.local_command') IS NULL)
+) > 1
+"""
+
 # The first row written after sequence `base` whose parent is missing, foreign,
 # not earlier, of a newer schema version than the row, or of one this
 # sessionforest cannot read (no entry may have an ancestor newer than itself:
