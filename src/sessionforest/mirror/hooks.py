@@ -45,7 +45,7 @@ from ..errors import InvalidArgument
 FORMAT: Final = "claude-code"
 EVENTS: Final = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
 HOOK_TIMEOUT: Final = 30  # seconds Claude Code gives our hook before it stops waiting
-BUSY_MS: Final = 3_000  # a store busy for longer: this run gives up, the next catches up
+BUSY_MS: Final = 10_000  # a store busy for longer: this run gives up, the next catches up
 LOCK_WAIT: Final = 2.0
 LOG_BYTES: Final = 256 * 1024  # the log is cut to its newer half past this
 LOG_VARIABLE: Final = "FOREST_HOOK_LOG"
