@@ -105,6 +105,8 @@ class Server:
         self.statuses = self.writer.statuses
         self.watcher = Watcher(forest, self.own, self._noticed, WATCH_SECONDS)
         self.maintenance: Maintenance | None = vector_maintenance(forest)
+        # The deadlines of the reads running now (rpc.py), so a stop can end them.
+        self.reading: set[Deadline] = set()
 
     def watch(self) -> None:
         """Start publishing other processes' commits (needs `loop`) and the work
@@ -133,12 +135,18 @@ class Server:
     async def append(self, request: AppendRequest) -> Entry:
         return await self.writer.append(request)
 
-    def close(self) -> None:
-        """Let running writes finish (each is one transaction), then close the store."""
+    def close(self, grace: float | None = None) -> int:
+        """Stop: running searches are told to stop (their deadlines), running writes
+        finish (each is one transaction), running reads get at most `grace` seconds
+        (None: as long as they take); then the store closes. Returns how many reads
+        were still running, abandoned (reads write nothing: nothing is lost)."""
         self.watcher.stop()
         if self.maintenance is not None:
             self.maintenance.stop()
+        for deadline in list(self.reading):
+            deadline.cancel("the server is stopping")
         self.writer.close()
-        self.readers.close()
+        stuck = self.readers.close(grace)
         self.clients.close()
         self.forest.close()
+        return stuck

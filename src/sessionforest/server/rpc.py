@@ -215,6 +215,7 @@ class Dispatcher:
         if method.mode == "read":
             call.deadline = deadline = Deadline(server.limits.search_seconds)
             client.deadlines.add(deadline)
+            server.reading.add(deadline)
             try:
                 return await server.read(lambda: handler(call, params))
             except asyncio.CancelledError:
@@ -222,6 +223,7 @@ class Dispatcher:
                 raise
             finally:
                 client.deadlines.discard(deadline)
+                server.reading.discard(deadline)
         if method.mode == "append":
             return (await server.append(handler(call, params))).to_json()
         return await server.write(lambda c: handler(c, params), call)

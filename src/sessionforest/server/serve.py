@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,8 @@ from .connections import uvicorn_options
 from .context import Server
 from .limits import Limits
 from .security import Guard, Hosts, is_loopback, token_problem
+
+log = logging.getLogger("sessionforest.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +118,18 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
             assert address is not None
             _serve_http(server, options, address, echo)
     finally:
-        server.close()
+        stuck = server.close(options.limits.shutdown_grace)
+        if stuck:
+            # Still running after the grace (a statement that does not look at its
+            # deadline): this process ends without them, as it was asked to. Writes
+            # have all committed and the store is closed; the reads wrote nothing.
+            log.warning(
+                "forest serve: %d read(s) still running %g s after the stop; ending without "
+                "them", stuck, options.limits.shutdown_grace,
+            )  # fmt: skip
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # the reader threads would otherwise be joined at exit
 
 
 def _uvicorn_server() -> type:

@@ -35,16 +35,35 @@ READERS = 4  # reader threads; more would only queue on the GIL on a small machi
 
 
 class Readers:
-    """The reader pool."""
+    """The reader pool; it knows how many reads are running, so a stop can wait for
+    them a bounded time (a read stuck in a long statement must not keep a SIGTERM from
+    ending the server: reads write nothing, so leaving one is safe)."""
 
     def __init__(self, threads: int = READERS) -> None:
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="forest-reader")
+        self._running = 0
+        self._quiet = threading.Condition()
 
     async def run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self._counted, fn)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
+    def _counted(self, fn: Callable[[], T]) -> T:
+        with self._quiet:
+            self._running += 1
+        try:
+            return fn()
+        finally:
+            with self._quiet:
+                self._running -= 1
+                self._quiet.notify_all()
+
+    def close(self, grace: float | None = None) -> int:
+        """Take no more reads (queued ones are dropped) and wait for the running ones,
+        at most `grace` seconds (None: as long as they take); how many still run."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._quiet:
+            self._quiet.wait_for(lambda: self._running == 0, timeout=grace)
+            return self._running
 
 
 class Statuses:
