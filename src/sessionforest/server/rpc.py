@@ -224,9 +224,11 @@ class Dispatcher:
             finally:
                 client.deadlines.discard(deadline)
                 server.reading.discard(deadline)
+        stamp_for = getattr(params, "session_id", None) if method.appends else None
         if method.mode == "append":
-            return (await server.append(handler(call, params))).to_json()
-        return await server.write(lambda c: handler(c, params), call)
+            request = handler(call, params)
+            return (await server.append(request, stamp_for=stamp_for)).to_json()
+        return await server.write(lambda c: handler(c, params), call, stamp_for=stamp_for)
 
 
 def _dump(document: Any) -> bytes:

@@ -44,6 +44,7 @@ class ServeOptions:
     token: str | None = None
     stdio: bool = False
     import_roots: tuple[Path, ...] = ()
+    bind_roots: tuple[Path, ...] = ()  # where HTTP/WebSocket clients may bind sessions
     allow_origins: tuple[str, ...] = ()
     allow_hosts: tuple[str, ...] = ()  # more Host names served (a proxy's), as --allow-host
     durability: str = "normal"
@@ -84,9 +85,11 @@ def check(options: ServeOptions) -> Address | None:
     token); the address to bind (None for stdio)."""
     if options.token is not None and (why := token_problem(options.token)) is not None:
         raise InvalidArgument("--token", f"the token {why}")
-    for root in options.import_roots:
-        if not root.is_dir():
-            raise InvalidArgument("--import-root", f"{root} is not a directory")
+    for option, roots in (("--import-root", options.import_roots),
+                          ("--bind-root", options.bind_roots)):  # fmt: skip
+        for root in roots:
+            if not Path(root).is_dir():
+                raise InvalidArgument(option, f"{root} is not a directory")
     if options.stdio:
         return None
     address = resolve(options.host, options.port)
@@ -98,13 +101,15 @@ def check(options: ServeOptions) -> Address | None:
 def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     address = check(options)
     provider = ProviderConfig.resolve(options.provider, options.model)
+    seconds = options.limits.stamp_seconds
     if options.readonly:
-        forest = Forest.open(options.db, readonly=True)
+        forest = Forest.open(options.db, readonly=True, stamp_seconds=seconds)
     else:
-        forest = Forest.open(options.db, durability=options.durability)
+        forest = Forest.open(options.db, durability=options.durability, stamp_seconds=seconds)
     server = Server(
-        forest, limits=options.limits, import_roots=options.import_roots, provider=provider
-    )
+        forest, limits=options.limits, import_roots=options.import_roots,
+        bind_roots=options.bind_roots, provider=provider,
+    )  # fmt: skip
     if provider is not None:
         # Importing an SDK takes seconds: made ahead, so the first reply does not wait.
         threading.Thread(target=server.clients.warm, args=(provider,), daemon=True).start()

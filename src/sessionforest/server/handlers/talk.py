@@ -189,5 +189,7 @@ class _Writer:
     def append_many(
         self, session_id: str, items: Sequence[tuple[str, dict[str, Any], str | None]]
     ) -> list[Entry]:
-        write = self.call.server.write(lambda c: append_turn(c, session_id, items), self.call)
+        write = self.call.server.write(
+            lambda c: append_turn(c, session_id, items), self.call, stamp_for=session_id
+        )
         return asyncio.run_coroutine_threadsafe(write, self.loop).result()
