@@ -58,19 +58,19 @@ def load(
         match = FILE_NAME.match(item.name)
         if match is None:
             if item.name.endswith(".sql"):
-                raise ValueError(f"{package}/{directory}/{item.name}: not NNNN_name.sql")
+                raise RuntimeError(f"{package}/{directory}/{item.name}: not NNNN_name.sql")
             continue
         number = int(match[1])
         if number in found:
-            raise ValueError(f"{package}/{directory}: two migrations numbered {number:04d}")
+            raise RuntimeError(f"{package}/{directory}: two migrations numbered {number:04d}")
         found[number] = Migration(match[2], item.read_text(encoding="utf-8"))
     numbers = sorted(found)
     if numbers != list(range(1, len(numbers) + 1)):
         missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
-        raise ValueError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
+        raise RuntimeError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
     names = [found[n].name for n in numbers]
     if len(set(names)) != len(names):
-        raise ValueError(f"{package}/{directory}: a migration name is used twice")
+        raise RuntimeError(f"{package}/{directory}: a migration name is used twice")
     return tuple(found[n] for n in numbers)
 
 

@@ -159,7 +159,7 @@ def statements(sql: str) -> Iterator[str]:
         if text:
             yield text
     if _without_leading_comments(sql[start:]):
-        raise ValueError(f"a statement is not ended by ';': {sql[start:].strip()[:60]!r}")
+        raise RuntimeError(f"a statement is not ended by ';': {sql[start:].strip()[:60]!r}")
 
 
 def released(name: str) -> list[str]:
@@ -167,7 +167,7 @@ def released(name: str) -> list[str]:
     for migration in MIGRATIONS:
         if migration.name == name:
             return list(statements(migration.sql))
-    raise KeyError(name)
+    raise RuntimeError(f"no released migration named {name!r}")
 
 
 def _without_leading_comments(chunk: str) -> str:
