@@ -57,7 +57,7 @@ def test_bind_roots_admit_their_inside_only(tmp_path: Path) -> None:
         for path in (outside, allowed / "escape", allowed / ".." / "private"):
             refused = _create(server, str(path))["error"]
             assert refused["code"] == -32003, path  # type: ignore[index]
-            assert "outside the --bind-root" in refused["message"]  # type: ignore[index]
+            assert "outside the bind roots" in refused["message"]  # type: ignore[index]
     finally:
         assert server.stop() == 0
 

@@ -23,11 +23,14 @@ from ..errors import InvalidArgument
 class Roots:
     """The directories given at start, resolved (symlinks followed) once."""
 
-    def __init__(self, roots: tuple[Path, ...], argument: str, option: str, what: str) -> None:
+    def __init__(
+        self, roots: tuple[Path, ...], argument: str, option: str, what: str, noun: str
+    ) -> None:
         self.roots = tuple(Path(os.path.realpath(r)) for r in roots)
         self._argument = argument
         self._option = option
         self._what = what
+        self._noun = noun
 
     def resolve(self, path: str) -> Path:
         """`path`, resolved, if it lies inside a root; else InvalidArgument."""
@@ -42,15 +45,15 @@ class Roots:
                 return real
         roots = ", ".join(str(r) for r in self.roots)
         raise InvalidArgument(
-            self._argument, f"{path} is outside the {self._option} directories ({roots})"
+            self._argument, f"{path} is outside the {self._noun} ({self._option}: {roots})"
         )
 
 
 class ImportRoots(Roots):
     def __init__(self, roots: tuple[Path, ...] = ()) -> None:
-        super().__init__(roots, "path", "--import-root", "imports")
+        super().__init__(roots, "path", "--import-root", "imports", "import roots")
 
 
 class BindRoots(Roots):
     def __init__(self, roots: tuple[Path, ...] = ()) -> None:
-        super().__init__(roots, "cwd", "--bind-root", "lets a remote client bind")
+        super().__init__(roots, "cwd", "--bind-root", "lets a remote client bind", "bind roots")
