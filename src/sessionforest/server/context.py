@@ -12,6 +12,7 @@ facade on the loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from ..model import Entry
 from ..providers import Clients, ProviderConfig
 from .changes import Change, Hub, Push
 from .limits import Limits
-from .maintenance import Maintenance, vector_maintenance
+from .maintenance import Maintenance, store_maintenance
 from .replies import Replies
 from .roots import BindRoots, ImportRoots
 from .threads import Readers, Stamps, Writer
@@ -107,7 +108,10 @@ class Server:
         self.stamps = Stamps(forest)
         self.statuses = self.writer.statuses
         self.watcher = Watcher(forest, self.own, self._noticed, WATCH_SECONDS)
-        self.maintenance: Maintenance | None = vector_maintenance(forest)
+        self.maintenance: Maintenance | None = store_maintenance(forest)
+        # `forest serve --watch`: the file mirror (server/mirror.py), started with the
+        # watcher once the event loop runs, stopped before the writer drains.
+        self.mirror: Maintenance | None = None
         # The deadlines of the reads running now (rpc.py), so a stop can end them.
         self.reading: set[Deadline] = set()
 
@@ -117,6 +121,8 @@ class Server:
         self.watcher.start()
         if self.maintenance is not None:
             self.maintenance.start()
+        if self.mirror is not None:
+            self.mirror.start()
 
     def _committed(self, changes: list[Change]) -> None:
         """The writer thread's report of a commit: remembered, then published in order."""
@@ -127,7 +133,9 @@ class Server:
         if self.maintenance is not None:
             self.maintenance.wake()
         if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.hub.publish, changes)
+            # A stopping server's loop may be closed already: no one is left to tell.
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self.hub.publish, changes)
 
     async def read(self, fn: Callable[[], T]) -> T:
         return await self.readers.run(fn)
@@ -139,6 +147,12 @@ class Server:
         worktree stamp is taken first on a stamping thread (never on the writer)."""
         return await self.writer.write(fn, call, await self.stamps.take(stamp_for))
 
+    def write_now(self, fn: Callable[[Call], T], call: Call) -> T:
+        """`write` for a thread of the server's own (the file mirror): runs `fn` as
+        the writer's next job and waits for it, without the event loop (which may
+        be stopping)."""
+        return self.writer.write_now(fn, call)
+
     async def append(self, request: AppendRequest, *, stamp_for: str | None = None) -> Entry:
         return await self.writer.append(request, await self.stamps.take(stamp_for))
 
@@ -147,6 +161,8 @@ class Server:
         finish (each is one transaction), running reads get at most `grace` seconds
         (None: as long as they take); then the store closes. Returns how many reads
         were still running, abandoned (reads write nothing: nothing is lost)."""
+        if self.mirror is not None:
+            self.mirror.stop()  # the import in progress finishes on the writer first
         self.watcher.stop()
         if self.maintenance is not None:
             self.maintenance.stop()
