@@ -23,7 +23,17 @@ WORKER_SCAN = 20
 # A preview's length, and the tool arguments that say what a call did (the UI's
 # transcript.keyArgument reads the same names).
 PREVIEW_CHARS = 120
-KEY_ARGUMENTS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
+KEY_ARGUMENTS = (
+    "command",
+    "cmd",
+    "file_path",
+    "notebook_path",
+    "pattern",
+    "path",
+    "query",
+    "url",
+    "description",
+)
 
 # What `tree --json` keeps of the snapshot.
 TREE_KEYS = ("head", "active_path", "tips", "checkpoints", "nodes", "divergence")
@@ -186,8 +196,8 @@ def preview_text(kind: str, p: dict[str, Any], chars: int = PREVIEW_CHARS) -> st
                 text = f"(thinking) {block.get('thinking') or ''}"
     if kind == "tool.completed":
         output = p.get("output")
-        text = "→ " + (output if isinstance(output, str) else entry_text("user.message", {
-            "content": output}) or "")  # fmt: skip
+        text = "→ " + ((output if isinstance(output, str) else entry_text("user.message", {
+            "content": output}) or "") or "(empty)")  # fmt: skip
     text = " ".join(text[: chars * 4].split())
     return text if len(text) <= chars else text[: chars - 1] + "…"
 

@@ -112,7 +112,7 @@ export function keyArgument(input: unknown): string | null {
     const words = command.map(String);
     return words.length >= 3 && /^(ba|z)?sh$/.test(words[0]) && words[1].startsWith("-") ? words[2] : words.join(" ");
   }
-  for (const k of [command, i.file_path, i.path, i.notebook_path, i.pattern, i.query, i.url, i.description, i.subject, i.skill]) {
+  for (const k of [command, i.file_path, i.notebook_path, i.pattern, i.path, i.query, i.url, i.description, i.subject, i.skill]) {
     const s = str(k);
     if (s) return s;
   }

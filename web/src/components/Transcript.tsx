@@ -148,11 +148,18 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
       );
     case "turn": {
       const tools = unit.blocks.filter((b) => b.type === "tool").length;
+      // Each entry's first block carries its id (a tool's result: its card), so a hit or
+      // a node lands on it; entries with no block of their own sit at the card's end.
+      const first = new Map<number, string>();
+      const placed = new Set<string>([e.id]);
+      unit.blocks.forEach((b, i) => {
+        if (!placed.has(b.entry.id)) first.set(i, b.entry.id);
+        placed.add(b.entry.id);
+        if (b.type === "tool") b.call.raw.forEach((r) => placed.add(r.id));
+      });
       return (
         <article className={`msg assistant state-${unit.state}${hl}`} aria-label={`Assistant, entry ${e.sequence}`} data-entry={e.id}>
-          {unit.entries.slice(1).map((x) => (
-            <span key={x.id} data-entry={x.id} className="anchor" />
-          ))}
+
           <header>
             <strong>Assistant</strong> <Meta e={e} />
             {tools ? <span className="meta">{tools} tool call{tools === 1 ? "" : "s"}</span> : null}
@@ -165,8 +172,16 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
             )}
           </header>
           {unit.blocks.map((b, i) => (
-            <BlockView key={i} block={b} showRaw={filters.hidden} workers={a.workers} onOpenChat={a.onOpenChat} />
+            // Each entry's first block carries its id: a hit or a node lands on it.
+            <div key={i} className="block" data-entry={first.get(i)}>
+              <BlockView block={b} showRaw={filters.hidden} workers={a.workers} onOpenChat={a.onOpenChat} />
+            </div>
           ))}
+          {unit.entries
+            .filter((x) => x.id !== e.id && !placed.has(x.id))
+            .map((x) => (
+              <span key={x.id} data-entry={x.id} className="anchor" />
+            ))}
           {unit.dropped ? (
             <p className="dropped">
               {unit.dropped} unfinished block{unit.dropped === 1 ? " was" : "s were"} not kept: only what was
@@ -207,6 +222,18 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
       return <Raw entry={e} label="Hidden:" />;
   }
 }, sameUnit);
+
+/** Units drawn in place (no paging, no scrolling): a turn of a comparison. */
+export function UnitList({ entries, filters = DEFAULT_FILTERS, ...actions }: { entries: LogEntryJson[]; filters?: Filters } & Actions) {
+  const units = useMemo(() => buildUnits(entries, filters), [entries, filters]);
+  return (
+    <>
+      {units.map((unit) => (
+        <UnitView key={unit.key} unit={unit} filters={filters} highlighted={false} sib={null} {...actions} />
+      ))}
+    </>
+  );
+}
 
 export interface Live {
   text: string;
@@ -253,7 +280,11 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
   }, [last, live?.text, start, highlight]);
   useLayoutEffect(() => {
     if (!highlight) return;
-    section.current?.querySelector(`[data-entry="${highlight}"]`)?.scrollIntoView?.({ block: "center" });
+    // Scroll only the transcript (scrollIntoView would scroll every ancestor, the page too):
+    // the entry's top a quarter down the view.
+    const sec = section.current;
+    const el = sec?.querySelector(`[data-entry="${highlight}"]`);
+    if (sec && el) sec.scrollTop += el.getBoundingClientRect().top - sec.getBoundingClientRect().top - sec.clientHeight / 4;
   }, [highlight, target]);
 
   const showEarlier = async () => {
