@@ -436,6 +436,9 @@ export function App() {
               ) : null}
             </span>
           ) : null}
+          <span className="label model" title="the model replies come from">
+            {model?.configured ? `model: ${model.model}` : "no model configured"}
+          </span>
           <span className={`connection ${connection}`} role="status" aria-label={`Live updates: ${connection}`}>
             {connection === "live" ? "● live" : connection === "connecting" ? "○ connecting" : "○ offline"}
           </span>

@@ -126,6 +126,12 @@ describe("buildUnits", () => {
     expect(t.state).toBe("incomplete");
     expect(t.dropped).toBe(1);
   });
+
+  it("marks the text block a stopped reply was cut off in", () => {
+    seq = 0;
+    const t = turn(buildUnits([entry("assistant.message", { content: [{ type: "text", text: "done" }, { type: "text", text: "half a sen" }], incomplete: true, stop_reason: "interrupted", partial: [1] })])[0]);
+    expect(t.blocks.map((b) => b.type === "text" && b.partial)).toEqual([false, true]);
+  });
 });
 
 describe("tool views", () => {

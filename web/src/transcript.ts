@@ -49,7 +49,7 @@ export interface ToolCall {
 }
 
 export type Block =
-  | { type: "text"; text: string; entry: LogEntryJson }
+  | { type: "text"; text: string; entry: LogEntryJson; partial?: boolean }
   | { type: "thinking"; text: string; redacted: boolean; entry: LogEntryJson }
   | { type: "tool"; call: ToolCall; entry: LogEntryJson }
   | { type: "image"; media_type: string; entry: LogEntryJson }
@@ -231,15 +231,22 @@ function blocksOf(entry: LogEntryJson, filters: Filters, hiddenEntry: boolean): 
   const content = (entry.payload as Payload).content;
   if (!Array.isArray(content)) return [];
   const out: Block[] = [];
-  for (const b of content as Payload[]) {
+  // A stopped reply keeps the text block it was streaming, cut off: `partial` names it.
+  const cut = new Set(Array.isArray((entry.payload as Payload).partial) ? ((entry.payload as Payload).partial as number[]) : []);
+  (content as Payload[]).forEach((b, index) => {
+    if (b.type === "text" && cut.has(index)) b = { ...b, partial: true };
+    blockOf(b);
+  });
+  return out;
+  function blockOf(b: Payload): void {
     if (b.type === "thinking" || b.type === "redacted_thinking") {
-      if (!filters.thinking) continue;
+      if (!filters.thinking) return;
       const redacted = b.type === "redacted_thinking";
       out.push({ type: "thinking", text: redacted ? "" : String(b.thinking ?? ""), redacted, entry });
     } else if (hiddenEntry) {
-      continue; // a hidden message's text or calls are raw records: shown with the hidden ones
+      return; // a hidden message's text or calls are raw records: shown with the hidden ones
     } else if (b.type === "text") {
-      if (String(b.text ?? "").trim()) out.push({ type: "text", text: String(b.text), entry });
+      if (String(b.text ?? "").trim()) out.push({ type: "text", text: String(b.text), entry, partial: b.partial === true });
     } else if (b.type === "image") out.push({ type: "image", media_type: String(b.media_type), entry });
     else if (b.type === "tool_call") {
       const name = String(b.name);
@@ -255,7 +262,6 @@ function blocksOf(entry: LogEntryJson, filters: Filters, hiddenEntry: boolean): 
       out.push({ type: "tool", call, entry });
     }
   }
-  return out;
 }
 
 export function streamState(payload: Payload): StreamState {

@@ -13,7 +13,8 @@ export function foldHidden(nodes: readonly NodeJson[], showHidden: boolean): Nod
   const out: NodeJson[] = [];
   for (const n of sorted) {
     const parent = n.parent_id === null ? null : (up.get(n.parent_id) ?? null);
-    if (n.context_visibility === "hidden") {
+    // A checkpoint is a label on a state, hidden from the model but not from a reader.
+    if (n.context_visibility === "hidden" && n.kind !== "checkpoint") {
       up.set(n.id, parent);
       continue;
     }

@@ -44,7 +44,14 @@ interface Actions {
 function BlockView({ block, showRaw, workers, onOpenChat }: { block: Block; showRaw: boolean } & Pick<Actions, "workers" | "onOpenChat">) {
   switch (block.type) {
     case "text":
-      return <Md text={block.text} />;
+      return block.partial ? (
+        <>
+          <Md text={block.text} />
+          <p className="cut-off">⋯ stopped here: the reply was interrupted while this was being written</p>
+        </>
+      ) : (
+        <Md text={block.text} />
+      );
     case "image":
       return <p className="image-block">[image: {block.media_type}]</p>;
     case "thinking":
