@@ -23,11 +23,13 @@ Branch: sessionforest appends below an entry of the active path of a
 history up to the middle turn. Tail: the last 20 messages at 2,000 and at
 100,000 entries (`active_path(limit=20)`, `get_items(limit=20)`).
 
-llm's log database and LangGraph's `SqliteSaver` are not measured: llm logs a
-prompt/response pair through a model's `Response` object (no message append to
-time without a model), and a LangGraph checkpoint stores the graph's whole
-state per step, not one message. The peers are benchmark-only dependencies
-(benchmarks/requirements-peers.txt):
+Through each framework's own runner (peers_frameworks.py): a 20-turn
+`Runner.run` conversation with `ForestSession` against `SQLiteSession` (time
+per turn, what is stored), and LangGraph's `ForestSaver` against
+`SqliteSaver` (put and get per step, `list` at 1,000 checkpoints). llm's log
+database is not measured: llm logs a prompt/response pair through a model's
+`Response` object (no message append to time without a model). The peers are
+benchmark-only dependencies (benchmarks/requirements-peers.txt):
 
     .venv/bin/pip install -r benchmarks/requirements-peers.txt
     .venv/bin/python benchmarks/run.py --only peers
@@ -46,6 +48,7 @@ from typing import Any
 import orjson
 
 import harness
+import peers_frameworks as frameworks
 from harness import Row, Section
 from sessionforest import Forest
 from sessionforest.ids import iso, new_id, utc_now
@@ -353,6 +356,8 @@ def run(quick: bool) -> Section:
             "proportional to N",
         ),
     ]
+    framework_rows, framework_wins, framework_note = _frameworks(quick)
+    rows += framework_rows
     wins = [
         f"{name} ({med(name, 'per_s'):,.0f}/s)"
         for name in (sess, adv)
@@ -377,12 +382,41 @@ def run(quick: bool) -> Section:
         ),
         rows=rows,
         notes=[
-            "Rows where a peer wins: " + ("; ".join(wins) if wins else "none this run") + ".",
+            "Rows where a peer wins: "
+            + ("; ".join(wins + framework_wins) or "none this run")
+            + ".",
             f"Branch: median of {BRANCH_POINTS} appends below entries of the active path "
             f"from the head down to the root (slowest "
             f"{harness.ms(max(r['branch_max'] for r in deep_runs))}).",
-            "Not measured: llm's log database and LangGraph's SqliteSaver (see the module "
-            "docstring: neither appends one message).",
+            "Not measured: llm's log database (see the module docstring: it appends no "
+            "message without a model).",
+            framework_note,
         ],
         extra=table,
     )
+
+
+def _frameworks(quick: bool) -> tuple[list[Row], list[str], str]:
+    """The rows measured through each framework's runner (peers_frameworks.py)."""
+    why = frameworks.available()
+    if why is not None:
+        return [], [], f"Framework rows not measured: {why}."
+    steps = 60 if quick else frameworks.steps_for_checkpoints()
+    agents = harness.interleaved(RUNS, {
+        "ForestSession": lambda: frameworks.agents_conversation(True),
+        "SQLiteSession": lambda: frameworks.agents_conversation(False),
+    })  # fmt: skip
+    graphs = harness.interleaved(RUNS, {
+        "ForestSaver": lambda: frameworks.langgraph_thread(True, steps),
+        "SqliteSaver": lambda: frameworks.langgraph_thread(False, steps),
+    })  # fmt: skip
+    agent_rows, agent_wins = frameworks.agents_rows(agents)
+    graph_rows, graph_wins = frameworks.langgraph_rows(graphs)
+    note = (
+        f"Framework rows: the OpenAI Agents runner with `agents.testing.ScriptedModel` "
+        f"({frameworks.TURNS} turns of ~500-character questions and answers, the runner's own "
+        f"work included on both sides) and a one-node LangGraph `StateGraph` invoked {steps:,} "
+        "times on one thread (put: `graph.invoke`, get: `graph.get_state`); medians of the "
+        f"steps, then of {RUNS} runs, interleaved. A ratio above 1.00x is a row the peer wins."
+    )
+    return agent_rows + graph_rows, agent_wins + graph_wins, note

@@ -145,14 +145,14 @@ def test_worker_chats_are_reachable_from_their_parent_and_back(tmp_path: Path) -
         forest.import_chats("claude-code", DATA / "claude-code" / "synthetic")
         parents = {}
         for s in forest.sessions(include_hidden=True):
-            doc = forest.workers(s.id)
+            doc = forest.workers(s.id).to_json()
             if doc["workers"]:
                 parents[s.id] = doc["workers"]
         assert parents, "the sample has a chat with worker chats"
         parent, workers = next(iter(parents.items()))
         for w in workers:
             assert forest.session(w["session_id"]).visibility == "hidden"
-            back = forest.workers(w["session_id"])
+            back = forest.workers(w["session_id"]).to_json()
             assert back["parent"] is not None and back["parent"]["id"] == parent
             assert back["workers"] == []
     finally:

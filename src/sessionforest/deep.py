@@ -190,14 +190,16 @@ class Prepared:
     prepared_s: float  # how long preparing took
     made: float = field(default_factory=time.monotonic)
     used: bool = False
+    owned: bool = True  # the client was made for this search alone (else: a shared cache's)
 
     def matches(self, query: str, limit: int, harness: str | None) -> bool:
         return (self.query, self.limit, self.harness) == (query, limit, harness)
 
 
 def release(prepared: Prepared | None) -> None:
-    """Close a prepared search's SDK client (its pooled connection); best effort."""
-    if prepared is None:
+    """Close a prepared search's own SDK client (its pooled connection); best effort.
+    A client from a shared `providers.Clients` stays open for the next search."""
+    if prepared is None or not prepared.owned:
         return
     close = getattr(prepared.client, "close", None)
     if close is not None:
@@ -249,19 +251,23 @@ def prepare(
     limit: int = 8,
     harness: str | None = None,
     search: ChatSearch | None = None,
+    clients: providers.Clients | None = None,
 ) -> Prepared:
-    """Everything before the first model turn. Raises ProviderError / BackendUnavailable."""
+    """Everything before the first model turn. Raises ProviderError / BackendUnavailable.
+
+    The SDK client comes from `clients` when given (a long-lived process's shared
+    cache), else it is made for this search and closed by `release`."""
     started = time.perf_counter()
     if not redact.available():
         raise BackendUnavailable("pip install 'sessionforest[deep]' (detect-secrets)")
-    client = providers.make_client(cfg)
+    client = clients.get(cfg) if clients is not None else providers.make_client(cfg)
     _warm(client)
     found = search if search is not None else forest.search_chats(query, now, limit, harness)
     words = _query_words(found)
     cards = [_card(forest, f"c{i}", hit, words) for i, hit in enumerate(found.hits[:CARDS], 1)]
     return Prepared(
         cfg, client, query, now, limit, harness, found, cards, started,
-        time.perf_counter() - started,
+        time.perf_counter() - started, owned=clients is None,
     )  # fmt: skip
 
 
@@ -542,9 +548,13 @@ def deep_search(
     harness: str | None = None,
     prepared: Prepared | None = None,
     record: bool = True,
+    clients: providers.Clients | None = None,
 ) -> DeepSearch:
     """find-a-chat with the model tier: T1 and the gate first; a model only when the
-    gate is unsure and a provider is configured. Never worse than the index."""
+    gate is unsure and a provider is configured. Never worse than the index.
+
+    `clients`: where the SDK client comes from (the server's shared cache);
+    without it one is made for this search."""
     began = time.perf_counter()
     if prepared is not None and not prepared.used and prepared.matches(query, limit, harness):
         search = prepared.search
@@ -565,8 +575,9 @@ def deep_search(
     if prepared is None:
         try:
             prepared = prepare(
-                forest, query, cfg, now=now, limit=limit, harness=harness, search=search
-            )
+                forest, query, cfg, now=now, limit=limit, harness=harness, search=search,
+                clients=clients,
+            )  # fmt: skip
         except (ProviderError, BackendUnavailable) as exc:
             reason = getattr(exc, "reason", "error")
             fallback = "quota" if reason in ("quota", "rate_limit") else "provider_error"
@@ -600,9 +611,15 @@ class Prestarts:
     `PRESTART_TTL` seconds; prepared on a background thread. Slots are told apart by
     identity, never by their clock reading (two starts may read the same time)."""
 
-    def __init__(self, ttl: float = PRESTART_TTL, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        ttl: float = PRESTART_TTL,
+        clock: Callable[[], float] = time.monotonic,
+        clients: providers.Clients | None = None,
+    ):
         self.ttl = ttl
         self.clock = clock
+        self.clients = clients  # where prepared searches get their SDK client
         self._lock = threading.Lock()
         self._by_client: dict[str, _Slot] = {}
         self.started = 0  # how many were begun (for tests and the benchmark)
@@ -625,8 +642,9 @@ class Prestarts:
         def work() -> None:
             try:
                 ready = prepare(
-                    forest, query, cfg, now=now, limit=limit, harness=harness, search=search
-                )
+                    forest, query, cfg, now=now, limit=limit, harness=harness, search=search,
+                    clients=self.clients,
+                )  # fmt: skip
             except Exception:  # a failed pre-start leaves Enter to start cold
                 ready = None
             with self._lock:

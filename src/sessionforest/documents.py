@@ -13,9 +13,9 @@ from . import compare
 from .entrytext import OPENING_CHARS, entry_text
 from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
-from .model import Entry, Snapshot
+from .model import Entry, SessionInfo, Snapshot
 from .store.base import Store, TreeStore
-from .wire import CompareJson, CompareRowJson, SessionJson, WorkerChatJson, WorkersJson
+from .wire import CompareJson, CompareRowJson, WorkerChat, Workers
 from .worktree import Worktrees
 
 # How many of a worker chat's first entries are read for the prompt it started from.
@@ -136,30 +136,30 @@ def compare_document(
     }
 
 
-def workers_document(store: Store, trees: TreeStore, session_id: str) -> WorkersJson:
+def workers_document(store: Store, trees: TreeStore, session_id: str) -> Workers:
     """The worker chats linked under `session_id` in the agent tree (each with the prompt
     it started from, so a task call can name its worker), and the chat it works for."""
     store.session(session_id)  # an unknown session is an error, not an empty answer
     agent = trees.agent_for_session(session_id)
-    parent: SessionJson | None = None
-    workers: list[WorkerChatJson] = []
+    parent: SessionInfo | None = None
+    workers: list[WorkerChat] = []
     if agent is not None and agent.role == "worker" and agent.parent_id is not None:
-        parent = store.session(trees.agent(agent.parent_id).session_id).to_json()
+        parent = store.session(trees.agent(agent.parent_id).session_id)
     elif agent is not None and agent.role == "orchestrator":
         for worker in trees.agent_children(agent.id, False):
             info = store.session(worker.session_id)
             policy = worker.policy or {}
             workers.append(
-                {
-                    "session_id": info.id,
-                    "title": info.title,
-                    "agent_type": policy.get("agent_type"),
-                    "prompt": _first_prompt(store, info.id),
-                    "entry_count": info.entry_count,
-                    "created_at": info.created_at,
-                }
+                WorkerChat(
+                    info.id,
+                    info.title,
+                    policy.get("agent_type"),
+                    _first_prompt(store, info.id),
+                    info.entry_count,
+                    info.created_at,
+                )
             )
-    return {"parent": parent, "workers": workers}
+    return Workers(parent, workers)
 
 
 def _first_prompt(store: Store, session_id: str) -> str:

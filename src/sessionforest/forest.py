@@ -73,7 +73,7 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import CompareJson, WorkersJson
+from .wire import CompareJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -491,7 +491,7 @@ class Forest(TreeFacade):
         return previews(self._store, session_id, entry_ids)
 
     @suggesting
-    def workers(self, session_id: str) -> WorkersJson:
+    def workers(self, session_id: str) -> Workers:
         """The worker chats the agent tree links under this chat, and the chat this one
         works for (when it is a worker)."""
         return workers_document(self._store, self._trees, session_id)

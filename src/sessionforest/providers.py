@@ -11,6 +11,9 @@ everywhere:
   works unchanged.
 - `make_client` builds the SDK's client with retries off: callers own their
   time budgets, and an SDK retrying a 429 behind their back would spend them.
+  `Clients` keeps one per configuration for a long-lived process (the server:
+  its deep searches and the web UI's replies share them; importing an SDK and
+  opening its connection pool take seconds).
 - `complete` runs one non-streaming, tool-free turn; `stream_events` yields a
   streamed turn's raw events as dicts, which `stream_adapter` turns into
   durable entries (adapters/).
@@ -23,7 +26,9 @@ without them the functions raise `BackendUnavailable` naming the extra.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -125,6 +130,35 @@ def make_client(cfg: ProviderConfig) -> Any:
         return factory(max_retries=0, timeout=cfg.timeout)
     except Exception as exc:  # the SDK refuses to build without credentials
         raise classify(cfg, exc) from exc
+
+
+class Clients:
+    """One SDK client per configuration, made on first use and shared by threads (the
+    SDKs' synchronous clients are safe to share: each request takes a pooled connection)."""
+
+    def __init__(self) -> None:
+        self._made: dict[ProviderConfig, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, cfg: ProviderConfig) -> Any:
+        with self._lock:
+            client = self._made.get(cfg)
+            if client is None:
+                client = self._made[cfg] = make_client(cfg)
+            return client
+
+    def warm(self, cfg: ProviderConfig) -> None:
+        """`get` ahead of the first use; a failure is left for that use to report."""
+        with contextlib.suppress(Exception):
+            self.get(cfg)
+
+    def close(self) -> None:
+        """Close every client's connections (best effort) and forget them."""
+        with self._lock:
+            made, self._made = list(self._made.values()), {}
+        for client in made:
+            with contextlib.suppress(Exception):
+                client.close()
 
 
 def make_async_client(cfg: ProviderConfig) -> Any:

@@ -166,7 +166,7 @@ def test_the_head_skips_entries_whose_path_is_broken(
     assert [a.code for a in report.actions] == ["moved-head"]
     assert forest.session(sid).head == branched["c"]
     # The entries themselves stay as they were, and so does the quarantine.
-    assert [(u.problem.code, u.problem.entry_id) for u in report.unrepaired] == [
+    assert [(u.code, u.entry_id) for u in report.unrepaired] == [
         ("orphan-parent", "orphan"),
         ("unsupported-version", "future"),
         ("cycle", "loop1"),
@@ -208,7 +208,7 @@ def test_damage_stored_in_entries_is_reported_with_why_and_stays_quarantined(
     report = repaired(harness, forest, sid)
     assert report.actions == ()  # the head (b) is valid: nothing to re-link
     assert rows(harness, forest, "session_heads") == heads_before
-    assert [u.problem.code for u in report.unrepaired] == [code]
+    assert [u.code for u in report.unrepaired] == [code]
     assert why in report.unrepaired[0].why
     if damage != "version":
         assert "entries are immutable" in report.unrepaired[0].why
@@ -236,7 +236,7 @@ def test_a_head_with_no_intact_entry_to_move_to_is_left_and_explained(
     report = repaired(harness, forest, sid)
     assert report.actions == ()
     assert rows(harness, forest, "session_heads")[0]["active_entry_id"] == "ghost"
-    left = {u.problem.code: u.why for u in report.unrepaired}
+    left = {u.code: u.why for u in report.unrepaired}
     assert set(left) == {"orphan-parent", "invalid-head"}
     assert "no entry of this session has an intact path" in left["invalid-head"]
 
@@ -325,7 +325,9 @@ def test_repair_never_touches_an_entry_and_ok_means_readable(
         harness.delete_session_row(forest, sid)
     report = repaired(harness, forest, sid)  # asserts every entry row is as it was
     fresh = [p for p in forest.check(quarantine=False).problems if p.session_id == sid]
-    assert [u.problem for u in report.unrepaired] == fresh
+    assert [(u.session_id, u.code, u.entry_id, u.detail) for u in report.unrepaired] == [
+        (p.session_id, p.code, p.entry_id, p.detail) for p in fresh
+    ]
     # Only damage stored in entries outlives a repair.
     assert report.ok == (not {"orphan", "future"} & set(damage))
     if report.ok:

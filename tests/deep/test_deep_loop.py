@@ -25,7 +25,7 @@ from sessionforest.deep import (
     usage,
 )
 from sessionforest.ids import iso
-from sessionforest.providers import ProviderConfig
+from sessionforest.providers import Clients, ProviderConfig
 from standin import ProviderStandIn, Reply
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
@@ -148,6 +148,25 @@ def test_the_unsure_index_asks_the_model_which_answers_at_once(
     first = _bodies(provider_standin)[0]
     assert "c1 |" in first and "c2 |" in first and "Kanji flashcards" in first
     _clean(provider_standin)
+
+
+def test_searches_given_a_client_cache_share_one_client_and_its_connection(
+    store: Any, provider_standin: ProviderStandIn, cfg: ProviderConfig
+) -> None:
+    """The server's way: its `Clients` cache; without one each search makes and closes
+    its own client."""
+    forest, _ = store
+    clients = Clients()
+    for _ in range(3):
+        provider_standin.reply_text('{"answer": "c2"}')
+        assert _find(forest, cfg, clients=clients, record=False).tier == "model"
+    assert clients.get(cfg) is clients.get(cfg)
+    assert provider_standin.open_connections == 1  # one pooled connection, kept for the next
+    clients.close()
+    assert _settles(lambda: provider_standin.open_connections == 0)
+    provider_standin.reply_text('{"answer": "c2"}')
+    assert _find(forest, cfg, record=False).tier == "model"
+    assert _settles(lambda: provider_standin.open_connections == 0)  # its own, closed
 
 
 def test_lookups_run_by_us_then_an_answer(

@@ -192,3 +192,60 @@ def test_cwd_and_git_branch_are_kept(forest: Forest, harness: Harness, raw: Raw)
     assert info.cwd is None
     [row] = [r for r in harness.dump(forest, "sessions")["sessions"] if r["id"] == info.id]
     assert row["git_branch"] == [r["gitBranch"] for r in records if r.get("gitBranch")][-1]
+
+
+IDE_CHAT = (
+    CLAUDE / "real_projects/-Users-dain-workspace-coderabbit-review-helper/"
+    "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"
+)
+
+
+def test_a_chat_is_titled_by_its_first_real_request_not_an_ide_selection(
+    forest: Forest, raw: Raw
+) -> None:
+    forest.import_chats("claude-code", IDE_CHAT)
+    [info] = [i for i in raw.chats_from(forest, IDE_CHAT) if i.visibility == "top-level"]
+    records = [rec for _, rec in raw.lines(IDE_CHAT)]
+    # The file's first user line is an <ide_selection> of the word BeautifulSoup.
+    first = next(r for r in records if r["type"] == "user" and not r.get("isMeta"))
+    assert "<ide_selection>" in json.dumps(first) and "BeautifulSoup" in json.dumps(first)
+    assert info.title.startswith("How can I make this possible to install as a library")
+    assert len(info.title) <= 80 and info.title.endswith("…")
+    assert not info.title[:-1].endswith(" ")
+
+
+def _record(kind: str, n: int, **fields: object) -> str:
+    base = {"type": kind, "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n > 1 else None,
+            "sessionId": "s1", "timestamp": f"2026-01-01T00:00:0{n}.000Z", "cwd": "/w"}  # fmt: skip
+    return json.dumps({**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("extra", "title"),
+    [
+        ([], "Fix the flaky upload test"),
+        ([{"type": "summary", "summary": "Upload test fix", "leafUuid": "u2"}], "Upload test fix"),
+        ([{"type": "ai-title", "aiTitle": "Flaky upload test", "sessionId": "s1"},
+          {"type": "summary", "summary": "Upload test fix", "leafUuid": "u2"}],
+         "Flaky upload test"),
+        ([{"type": "ai-title", "aiTitle": "Flaky upload test", "sessionId": "s1"},
+          {"type": "custom-title", "customTitle": "my upload saga", "sessionId": "s1"}],
+         "my upload saga"),
+    ],
+)  # fmt: skip
+def test_the_harness_titles_win_over_the_first_request_the_users_own_first(
+    forest: Forest, raw: Raw, tmp_path: Path, extra: list[dict[str, str]], title: str
+) -> None:
+    path = tmp_path / "s1.jsonl"
+    said = ("<command-name>/clear</command-name>", "[Image #1] Fix the flaky upload test")
+    lines = [
+        *(
+            _record("user", n, message={"role": "user", "content": c})
+            for n, c in enumerate(said, 1)
+        ),
+        *(json.dumps(e) for e in extra),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    forest.import_chats("claude-code", path)
+    [info] = raw.chats_from(forest, path)
+    assert info.title == title

@@ -43,9 +43,12 @@ def test_the_recording_maps_every_item_once(forest: Forest) -> None:
     assert kinds["user.message"] == 3 and kinds["system.message"] == 1  # environment_context
     entries = forest.entries(chat.session_id)
     called = {
-        b["id"] for e in entries if e.kind == "assistant.message"
-        for b in e.payload["content"] if b["type"] == "tool_call"
-    }  # fmt: skip
+        b["id"]
+        for e in entries
+        if e.kind == "assistant.message"
+        for b in e.payload["content"]
+        if b["type"] == "tool_call"
+    }
     answered = {e.payload["call_id"] for e in entries if e.kind == "tool.completed"}
     assert called == answered and len(called) == calls
     texts = [b["text"] for e in entries if e.kind == "user.message" for b in e.payload["content"]]
@@ -58,8 +61,12 @@ def test_the_recording_maps_every_item_once(forest: Forest) -> None:
     # Each entry keeps its line's time (UTC); token counts are hidden, never turns.
     times = {r["timestamp"].replace("Z", "") for r in records}
     assert all(e.created_at.rstrip("Z")[:23] in {t[:23] for t in times} for e in entries)
-    tokens = [e for e in entries if e.kind == "provider.notification"
-              and e.payload["event"].get("payload", {}).get("type") == "token_count"]  # fmt: skip
+    tokens = [
+        e
+        for e in entries
+        if e.kind == "provider.notification"
+        and e.payload["event"].get("payload", {}).get("type") == "token_count"
+    ]
     assert tokens and all(str(e.context_visibility) == "hidden" for e in tokens)
     path = [e.kind for e in forest.active_path(chat.session_id)]
     assert "provider.notification" not in path  # the hidden chain never forks the talk
@@ -78,9 +85,13 @@ def test_the_fixtures_import_keeping_what_is_unknown(forest: Forest, name: str) 
         # The older flat form: a call and its result paired by name, the texts as turns,
         # and the newer world_state kept hidden.
         assert kinds == Counter(
-            {"user.message": 1, "assistant.message": 2, "tool.completed": 1,
-             "provider.notification": 1}
-        )  # fmt: skip
+            {
+                "user.message": 1,
+                "assistant.message": 2,
+                "tool.completed": 1,
+                "provider.notification": 1,
+            }
+        )
         (done,) = [e for e in forest.entries(chat.session_id) if e.kind == "tool.completed"]
         assert done.payload["output"] == "hola"
         return
@@ -88,9 +99,8 @@ def test_the_fixtures_import_keeping_what_is_unknown(forest: Forest, name: str) 
         assert kinds["compaction"] == sum(r["type"] == "compacted" for r in records)
         assert kinds["checkpoint"] == 1  # the ghost_snapshot (a git snapshot for /undo)
     unknown = sum(
-        1 for r in records
-        if r["type"] not in ("response_item", "compacted", "event_msg")
-    )  # fmt: skip
+        1 for r in records if r["type"] not in ("response_item", "compacted", "event_msg")
+    )
     assert kinds["provider.notification"] >= unknown
 
 
@@ -111,32 +121,49 @@ def _msg(role: str, words: str, second: int) -> dict[str, Any]:
 
 
 def _meta(thread: str, **extra: Any) -> dict[str, Any]:
-    payload = {"id": thread, "cwd": "/work/repo", "originator": "codex_cli_rs",
-               "cli_version": "0.171.0", "source": "cli",
-               "git": {"commit_hash": "abc123", "branch": "main"}} | extra  # fmt: skip
+    payload = {
+        "id": thread,
+        "cwd": "/work/repo",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.171.0",
+        "source": "cli",
+        "git": {"commit_hash": "abc123", "branch": "main"},
+    } | extra
     return _line("session_meta", payload, 0)
 
 
 def test_a_rollback_is_a_branch_from_before_the_dropped_turns(
     forest: Forest, tmp_path: Path
 ) -> None:
-    path = _write(tmp_path / "rollout-2026-03-01T10-00-00-t1.jsonl", [
-        _meta("t1"),
-        _msg("user", "first question", 1), _msg("assistant", "first answer", 2),
-        _msg("user", "second question", 3), _msg("assistant", "second answer", 4),
-        _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 5),
-        _msg("user", "second question, asked better", 6), _msg("assistant", "better", 7),
-    ])  # fmt: skip
+    path = _write(
+        tmp_path / "rollout-2026-03-01T10-00-00-t1.jsonl",
+        [
+            _meta("t1"),
+            _msg("user", "first question", 1),
+            _msg("assistant", "first answer", 2),
+            _msg("user", "second question", 3),
+            _msg("assistant", "second answer", 4),
+            _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 5),
+            _msg("user", "second question, asked better", 6),
+            _msg("assistant", "better", 7),
+        ],
+    )
     report = forest.import_chats("codex", path)
     assert report.ok and report.branches == 1
     sid = report.chats[0].session_id
-    by_text = {e.payload["content"][0].get("text"): e for e in forest.entries(sid)
-               if e.kind in ("user.message", "assistant.message")}  # fmt: skip
+    by_text = {
+        e.payload["content"][0].get("text"): e
+        for e in forest.entries(sid)
+        if e.kind in ("user.message", "assistant.message")
+    }
     first_answer = by_text["first answer"].id
     assert by_text["second question"].parent_id == first_answer
     assert by_text["second question, asked better"].parent_id == first_answer
-    path_texts = [e.payload["content"][0]["text"] for e in forest.active_path(sid)
-                  if e.kind in ("user.message", "assistant.message")]  # fmt: skip
+    path_texts = [
+        e.payload["content"][0]["text"]
+        for e in forest.active_path(sid)
+        if e.kind in ("user.message", "assistant.message")
+    ]
     assert path_texts == [
         "first question",
         "first answer",
@@ -153,9 +180,15 @@ def test_a_fork_branches_off_its_parent_chat(forest: Forest, tmp_path: Path) -> 
         tmp_path / "s" / "rollout-2026-03-01T10-00-00-p.jsonl",
         [_meta("p"), *shared, _msg("user", "go on", 3), _msg("assistant", "went on", 4)],
     )
-    fork = _write(tmp_path / "s" / "rollout-2026-03-01T11-00-00-f.jsonl",
-                  [_meta("f", forked_from_id="p"), *shared, _msg("user", "try another way", 5),
-                   _msg("assistant", "another way", 6)])  # fmt: skip
+    fork = _write(
+        tmp_path / "s" / "rollout-2026-03-01T11-00-00-f.jsonl",
+        [
+            _meta("f", forked_from_id="p"),
+            *shared,
+            _msg("user", "try another way", 5),
+            _msg("assistant", "another way", 6),
+        ],
+    )
     report = forest.import_chats("codex", tmp_path / "s")
     assert report.ok, [str(f) for f in report.failed]
     sid = Ids("codex", "p").session
@@ -220,10 +253,20 @@ def test_a_real_codex_run_imports_every_turn_tool_pair_and_time(
         report = forest.import_chats("codex", cli.home / ".codex" / "sessions")
         assert report.ok, [str(f) for f in report.failed]
         (chat,) = report.chats
-        talk = [e for e in forest.active_path(chat.session_id)
-                if e.kind in ("user.message", "assistant.message", "tool.completed")]  # fmt: skip
-        said = [(e.kind, e.payload.get("content", [{}])[0].get("text") if e.kind != "tool.completed"
-                 else e.payload["output"]) for e in talk]  # fmt: skip
+        talk = [
+            e
+            for e in forest.active_path(chat.session_id)
+            if e.kind in ("user.message", "assistant.message", "tool.completed")
+        ]
+        said = [
+            (
+                e.kind,
+                e.payload.get("content", [{}])[0].get("text")
+                if e.kind != "tool.completed"
+                else e.payload["output"],
+            )
+            for e in talk
+        ]
         assert said[0] == ("user.message", "say hello")
         assert said[1] == ("assistant.message", "hello from the stand-in")
         assert said[2] == ("user.message", "compute it")  # the resumed turn, same chat

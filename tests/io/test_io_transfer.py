@@ -122,7 +122,7 @@ def test_a_store_copied_session_by_session_holds_the_same_rows(
         [hit] = copied.search_session_entries(sessions[0], "zanzibar")
         assert hit.sequence == 4
         imported = copied.sessions()[-1]
-        assert imported.source is not None and imported.source["format"] == "claude-code"
+        assert imported.source is not None and imported.source.format == "claude-code"
 
 
 def test_a_session_never_appended_to_gets_no_head_row(source: Path, tmp_path: Path) -> None:

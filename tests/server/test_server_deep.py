@@ -63,16 +63,23 @@ def test_a_prestart_is_dropped_when_its_websocket_closes(
     try:
         with connect(server.ws) as socket:
             _type_unsure(Peer(socket))
-            # Warmed: the prepared SDK client keeps its connection open for Enter.
+            # Warmed: the prepared search's SDK client keeps its connection open for Enter.
             assert _until(lambda: [r.path for r in provider_standin.requests] == ["/v1/models"])
             assert _until(lambda: provider_standin.open_connections == 1)
             time.sleep(0.5)
             assert provider_standin.open_connections == 1
-        # The client went away: its pre-start is dropped and the connection closed at
-        # once, not three minutes later.
-        assert _until(lambda: provider_standin.open_connections == 0, 10)
+        # The client went away and its pre-start with it (Prestarts.drop: tests/deep),
+        # while the server's one SDK client per model keeps its pooled connection for
+        # whoever searches next: the next client's search opens no new connection.
+        with connect(server.ws) as socket:
+            provider_standin.reply_text('{"answer": null}')
+            found = Peer(socket).call("search/deep", {"query": "kanji flashcards", "now": NOW})
+            assert (found["tier"], found["prestarted"]) == ("model", False)
+            assert provider_standin.open_connections == 1
     finally:
         server.stop()
+    # Stopping the server closes its clients' connections.
+    assert _until(lambda: provider_standin.open_connections == 0, 10)
 
 
 def test_prestart_then_enter_over_a_websocket(

@@ -98,10 +98,9 @@ def repair(ctx: click.Context, state: State, session_id: str, as_json: bool) -> 
     else:
         lines = [f"repaired {session_id}: {a.code}: {a.detail}" for a in report.actions]
         for left in report.unrepaired:
-            problem = left.problem
-            entry = f" entry {problem.entry_id}" if problem.entry_id else ""
+            entry = f" entry {left.entry_id}" if left.entry_id else ""
             lines.append(
-                f"not repaired {session_id}{entry}: {problem.code}: {problem.detail} ({left.why})"
+                f"not repaired {session_id}{entry}: {left.code}: {left.detail} ({left.why})"
             )
         if report.quarantine is not None:
             lines.append(f"session {session_id} is quarantined: {report.quarantine}")

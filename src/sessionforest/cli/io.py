@@ -20,6 +20,7 @@ import click
 
 from .. import Forest
 from ..io.claude_code import DEFAULT_ROOT
+from ..io.sources import HARNESSES, Harness
 from ..model import ImportReport
 from ..render import escape, plural
 from .common import State, emit_json, json_option, pass_state, store_location
@@ -240,6 +241,28 @@ def import_claude_code(state: State, directory: Path | None, skip_bad: bool, as_
     _run(state, "claude-code", directory, skip_bad, as_json)
 
 
+def _harness_command(harness: Harness) -> None:
+    """`forest import NAME [PATH]`: PATH a file or a directory, defaulting to where the
+    harness keeps its history (the first location `forest sources` finds)."""
+
+    @import_group.command(
+        harness.name,
+        help=f"Import {harness.what} (PATH: a file or a directory; default: where "
+        "the harness keeps them, as `forest sources` lists).",
+    )
+    @click.argument("path", required=False, type=_EXISTING)
+    @import_options
+    @pass_state
+    def command(state: State, path: Path | None, skip_bad: bool, as_json: bool) -> None:
+        if path is None:
+            found = [p for p, _ in harness.roots() if p.exists()]
+            if not found:
+                where = ", ".join(str(p) for p, _ in harness.roots())
+                raise click.UsageError(f"no {harness.what} at {where}; name a file or a directory")
+            path = found[0]
+        _run(state, harness.format, path, skip_bad, as_json)
+
+
 @import_group.command("chatgpt")
 @click.argument("file", type=_FILE)
 @import_options
@@ -348,3 +371,8 @@ def copy(source: Path | str, target: Path | str, as_json: bool) -> None:
             click.echo(f"error: session {sid} differs between the two stores", err=True)
         if not report.ok:
             raise SystemExit(1)
+
+
+for _harness in HARNESSES:
+    if _harness.name not in import_group.commands:
+        _harness_command(_harness)

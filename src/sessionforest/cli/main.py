@@ -16,7 +16,7 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, diff, entries, io, search, serve, sessions, status
+from . import admin, diff, entries, io, mcp, search, serve, sessions, status
 from .common import JSON_KEY, State, emit_json, store_location
 
 
@@ -157,6 +157,7 @@ cli.add_command(admin.index)
 cli.add_command(admin.repair)
 cli.add_command(admin.demo)
 cli.add_command(serve.serve)
+cli.add_command(mcp.mcp)
 for command in (search.recall, search.find, search.usage, search.end, search.archive):
     cli.add_command(command)
 

@@ -266,6 +266,8 @@ class _Thread:
         self._meta_tip: str | None = None
         self._summaries: list[tuple[str, str]] = []  # (leaf uuid, summary)
         self._first_prompt = ""
+        # Titles the harness records: the user's own (/rename) and its generated one.
+        self._titles: dict[str, str] = {}
         # A compaction boundary waiting for its summary message, the records
         # that descend from it meanwhile, and how many records passed since.
         self._boundary: tuple[int, dict[str, Any]] | None = None
@@ -389,6 +391,9 @@ class _Thread:
     def _metadata(self, number: int, obj: dict[str, Any]) -> None:
         if obj.get("type") == "summary" and isinstance(obj.get("summary"), str):
             self._summaries.append((str(obj.get("leafUuid") or ""), obj["summary"]))
+        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle")):
+            if obj.get("type") == kind and isinstance(obj.get(key), str) and obj[key].strip():
+                self._titles[kind] = obj[key]  # the last one written wins
         entry = self.ids.entry(f"#{number}")
         self.writer.add(entry, self._meta_tip, *cmap.notification(obj), self.time, None, number)
         self._meta_tip = entry
@@ -403,7 +408,11 @@ class _Thread:
             )
         summary = self._summary()
         self.writer.summary = summary
-        self.writer.title = one_line(summary or "") or self.writer.title or self._first_prompt
+        # The user's own title (/rename), the harness's generated one or summary, else
+        # what the chat's title already was, else its first real request.
+        named = [self._titles.get("custom-title"), self._titles.get("ai-title"), summary]
+        title = next((t for n in named if n and (t := one_line(n))), "")
+        self.writer.title = title or self.writer.title or self._first_prompt
 
     def _summary(self) -> str | None:
         """The last `summary` line whose leaf is in this chat, else the last one."""

@@ -8,14 +8,13 @@ provider notification holding the record as it was. Nothing is dropped.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 
+from .. import wrappers
 from .blocks import object_blocks, tool_call
 from .blocks import text as _text
-from .common import one_line
 
 Items = list[tuple[str, dict[str, Any], str | None]]  # (kind, payload, visibility or default)
 
@@ -25,12 +24,6 @@ HIDDEN = "hidden"
 # tags and chains them below a "Caveat" meta message: they are no turn of the
 # conversation, so they never make a branch or a title.
 LOCAL_COMMAND = ("<command-", "<local-command-", "<bash-")
-_NOT_A_PROMPT = (*LOCAL_COMMAND, "Caveat:")
-_CONTEXT_TAGS = ("<ide_", "<system-reminder>")
-_SPACE = re.compile(r"\s*")
-# How much of a line a title is looked for in: an 80-character title never
-# needs more, however long the line.
-_TITLE_SCAN = 4096
 
 
 def is_boundary(obj: dict[str, Any]) -> bool:
@@ -191,28 +184,8 @@ def text_of_message(obj: dict[str, Any]) -> str:
 
 
 def prompt_title(obj: dict[str, Any]) -> str:
-    """The title a real user prompt gives its chat (its first meaningful line), else "".
-
-    Scans line by line and stops at the first one it keeps, so a huge pasted
-    prompt is never copied or split whole.
-    """
+    """The title a real user prompt gives its chat (its first line of the user's own
+    words: harness wrappers and image placeholders left out, wrappers.title_of), else ""."""
     if obj.get("type") != "user" or obj.get("isMeta") or obj.get("isCompactSummary"):
         return ""
-    text = text_of_message(obj)
-    first = _SPACE.match(text).end()  # type: ignore[union-attr]
-    if text.startswith(_NOT_A_PROMPT, first):
-        return ""
-    start = 0
-    while start <= len(text):
-        newline = text.find("\n", start)
-        end = len(text) if newline < 0 else newline
-        # IDE integrations put context ahead of the prompt in tags of their own.
-        lead = _SPACE.match(text, start, end).end()  # type: ignore[union-attr]
-        if not text.startswith(_CONTEXT_TAGS, lead, end):
-            title = one_line(text[lead : min(end, lead + _TITLE_SCAN)])
-            if title:
-                return title
-        if newline < 0:
-            break
-        start = newline + 1
-    return ""
+    return wrappers.title_of(text_of_message(obj))

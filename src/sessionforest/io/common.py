@@ -21,6 +21,7 @@ import orjson
 
 from ..ids import CONTROL, iso
 from ..model import ImportReport
+from ..wrappers import cut_at_word
 from .report import BadLines, Notes, Progress
 
 MAX_LINE = 64 * 2**20  # one JSONL line (or one ChatGPT conversation) at most
@@ -111,8 +112,7 @@ def one_line(text: str | Iterable[str], limit: int = 80) -> str:
 
 
 def _cut(words: list[str], limit: int) -> str:
-    folded = " ".join(words)
-    return folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
+    return cut_at_word(" ".join(words), limit)
 
 
 # --- reading ----------------------------------------------------------------------

@@ -64,7 +64,8 @@ def export_transcript(
         Path(tmp).unlink(missing_ok=True)
         _remove_empty(made)
         raise
-    return Transcript(run, target, relative, digest.hexdigest(), entries, target.stat().st_size)
+    size = target.stat().st_size
+    return Transcript(run, str(target), relative, digest.hexdigest(), entries, size)
 
 
 def _remove_empty(folders: list[Path]) -> None:

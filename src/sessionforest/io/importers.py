@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import chatgpt, claude_code, codex, native, pi, yoagent
+from . import chatgpt, claude_code, codex, gemini, native, pi, yoagent
 from .common import Mark, file_size, is_jsonl, jsonl_files
 from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
@@ -48,6 +48,13 @@ READERS: dict[str, Reader] = {
     ),
     codex.FORMAT: Reader(
         codex.import_file, walks=True, order=codex.order, follow=codex.follow, accept=codex.accept
+    ),
+    gemini.FORMAT: Reader(
+        gemini.import_file,
+        walks=True,
+        order=gemini.order,
+        follow=gemini.follow,
+        accept=gemini.accept,
     ),
     chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
     pi.FORMAT: Reader(pi.import_file, walks=True),

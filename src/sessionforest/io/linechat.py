@@ -31,7 +31,7 @@ class LineChat:
     PROVIDER = ""  # the provider name a hidden notification carries
     # Attributes a cursor carries (each format adds its own).
     KEPT: tuple[str, ...] = ()
-    _BASE = ("time", "head", "meta_tip", "turns", "title", "first_prompt", "entries")
+    _BASE = ("time", "head", "meta_tip", "turns", "title", "first_prompt", "entries", "spoken")
 
     def __init__(self, writer: ChatWriter, ids: Ids, notes: Notes, time: str, path: Path) -> None:
         self.writer = writer
@@ -45,6 +45,7 @@ class LineChat:
         self.title = ""  # a name the source gives the chat
         self.first_prompt = ""
         self.entries = 0  # conversation entries written (or met) so far
+        self.spoken = False  # a user turn was read: a chat with none yet is not written
 
     # --- what a format provides ---
 
@@ -96,6 +97,7 @@ class LineChat:
     def user_turn(self) -> None:
         """The next entry starts a user turn (what a rewind of N turns goes back over)."""
         self.turns.append(self.head)
+        self.spoken = True
 
     def rewind(self, turns: int, number: int) -> None:
         """Drop the last `turns` user turns: the next entry branches from before them."""
@@ -124,6 +126,10 @@ class LineChat:
             self.writer.head = entry
 
 
+class _NoTurnYet(Exception):
+    """A chat file with no user turn (yet): not written; a later import reads it again."""
+
+
 def read(
     run: ImportRun,
     path: Path,
@@ -134,7 +140,26 @@ def read(
     first_line: int = 0,
 ) -> Cursor:
     """Read `path` from `start` (else from line `first_line` + 1) into the chat `spec`
-    names, each record through the LineChat `make` returns; returns where it stopped."""
+    names, each record through the LineChat `make` returns; returns where it stopped.
+
+    A file with no user turn yet (a harness writes its metadata and context
+    first) is not written: noted, and left for a later import from `start`."""
+    try:
+        return _read(run, path, start, spec, make, first_line, notes)
+    except _NoTurnYet:
+        notes.add("no user turn yet: nothing imported; a later import reads it again")
+        return start or Cursor()
+
+
+def _read(
+    run: ImportRun,
+    path: Path,
+    start: Cursor | None,
+    spec: ChatSpec,
+    make: Callable[[ChatWriter], LineChat],
+    first_line: int,
+    notes: Notes,
+) -> Cursor:
     bad = run.bad
     with run.bulk.bulk_chat(spec, path) as writer, path.open("rb") as handle:
         chat = make(writer)
@@ -155,6 +180,8 @@ def read(
                 bad.unmappable(path, number, exc)
             del obj
         cursor = cut or Cursor(reader.mark(), chat.snapshot())
+        if not chat.spoken:
+            raise _NoTurnYet()  # rolls the chat's transaction back: nothing of it is written
         chat.close()
     hidden = spec.visibility == SessionVisibility.HIDDEN
     run.report.add(writer.result, spec.source_format, path, spec.source_id, hidden)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..model import ChatSpec
 from ..store.base import ChatWriter
+from ..wrappers import title_of
 from . import blocks
 from .common import (
     TOO_LONG,
@@ -20,7 +21,6 @@ from .common import (
     file_time,
     iso_time,
     json_lines,
-    one_line,
     parse,
     too_long,
 )
@@ -193,7 +193,7 @@ class _Chat:
             kind, payload, other = mapped
             if role == "user" and not self._first_prompt:
                 content = payload["content"]
-                self._first_prompt = one_line(b["text"] for b in content if b["type"] == "text")
+                self._first_prompt = title_of(b["text"] for b in content if b["type"] == "text")
             return kind, _with_other(payload, other), None
         if role == "bashExecution":
             # What pi sends a model for a `!command`: the command and its output.

@@ -21,8 +21,9 @@ from ..model import ChatSpec
 from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
 from ..session import _parse_line, _parse_record
 from ..store.base import EntryReader
+from ..wrappers import title_of
 from . import blocks
-from .common import TOO_LONG, Ids, Lines, file_time, json_lines, one_line
+from .common import TOO_LONG, Ids, Lines, file_time, json_lines
 from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "yoagent"
@@ -118,7 +119,7 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
                 entry_label = ids.entry(f"{entry.id}#label")
                 writer.add(entry_label, eid, "checkpoint", checkpoint, at, None, number, label)
             if not first_prompt and kind == "user.message":
-                first_prompt = one_line(
+                first_prompt = title_of(
                     b["text"] for b in payload["content"] if b["type"] == "text"
                 )
         writer.title = first_prompt

@@ -1,5 +1,6 @@
 """The model layer: frozen value types every other layer shares, and nothing else.
 
+`value` (the Value base: a msgspec Struct whose encoding is its JSON),
 `entries` (Entry, Node, Snapshot, visibility, schema versions), `sessions`
 (SessionInfo, statuses, integrity reports), `trees` (workspace and agent
 records) and `imports` (what importers consume and produce). It imports only
@@ -13,6 +14,7 @@ from .imports import (
     ChatResult,
     ChatSpec,
     ImportFailure,
+    ImportOutcome,
     ImportReport,
     SkippedLine,
     StoredEntry,
@@ -25,6 +27,7 @@ from .sessions import (
     RepairAction,
     RepairReport,
     SessionInfo,
+    SessionSource,
     SessionStatus,
     SessionVisibility,
     Unrepaired,
@@ -44,12 +47,14 @@ __all__ = [
     "CheckReport",
     "Entry",
     "ImportFailure",
+    "ImportOutcome",
     "ImportReport",
     "Node",
     "Problem",
     "RepairAction",
     "RepairReport",
     "SessionInfo",
+    "SessionSource",
     "SessionStatus",
     "SessionVisibility",
     "SkippedLine",

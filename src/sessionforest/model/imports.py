@@ -9,18 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from ..errors import ImportRejected
 from ..text import plural
-from ..wire import (
-    ChatReportJson,
-    ImportFailureJson,
-    ImportReportJson,
-    SkippedLineJson,
-    TranscriptJson,
-)
-from .sessions import SessionVisibility
+from .sessions import SessionSource, SessionVisibility, SourceParts
+from .value import Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,27 +51,25 @@ class ChatResult:
     head: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class SkippedLine:
+class SkippedLine(Value, frozen=True):
+    """A line an import skipped (`skip_bad`), and why."""
+
+    wire_name: ClassVar[str] = "SkippedLineJson"
+
     path: str
     line: int | None
     reason: str
-
-    def to_json(self) -> SkippedLineJson:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
 
     def __str__(self) -> str:
         at = f":{self.line}" if self.line is not None else ""
         return f"{self.path}{at}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
-class ImportFailure:
+class ImportFailure(SkippedLine, frozen=True, kw_only=True):
     """A chat (or a whole file) that was not imported, and why; the store has nothing of it."""
 
-    path: str
-    line: int | None
-    reason: str
+    wire_name: ClassVar[str] = "ImportFailureJson"
+
     message: str  # the whole error, as the CLI prints it
     entry_id: str | None = None
     source_id: str | None = None
@@ -86,34 +78,26 @@ class ImportFailure:
     def of(cls, exc: Exception, path: Path) -> ImportFailure:
         if isinstance(exc, ImportRejected):
             source = getattr(exc, "source_id", None)
-            return cls(exc.path, exc.line, exc.reason, str(exc), exc.entry_id, source)
+            return cls(
+                exc.path, exc.line, exc.reason,
+                message=str(exc), entry_id=exc.entry_id, source_id=source,
+            )  # fmt: skip
         if isinstance(exc, OSError):
             why = f"cannot read the file: {exc.strerror or exc}"
-            return cls(str(path), None, why, f"{path}: {why}; nothing of it was imported")
-        return cls(str(path), None, str(exc), f"{path}: {exc}")
-
-    def to_json(self) -> ImportFailureJson:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "reason": self.reason,
-            "message": self.message,
-            "entry_id": self.entry_id,
-            "source_id": self.source_id,
-        }
+            return cls(str(path), None, why, message=f"{path}: {why}; nothing of it was imported")
+        return cls(str(path), None, str(exc), message=f"{path}: {exc}")
 
     def __str__(self) -> str:
         return self.message
 
 
-@dataclass(slots=True)
-class ChatReport:
+class ChatReport(Value, SourceParts, frozen=True, kw_only=True):
     """One chat of an import: where it came from and what the import changed."""
 
+    wire_name: ClassVar[str] = "ChatReportJson"
+
     session_id: str
-    source_format: str
-    source_path: str
-    source_id: str
+    source: SessionSource
     created: bool
     added: int
     unchanged: int
@@ -122,28 +106,30 @@ class ChatReport:
     head: str | None
     hidden: bool = False
 
-    def to_json(self) -> ChatReportJson:
-        return {
-            "session_id": self.session_id,
-            "source": {
-                "format": self.source_format,
-                "path": self.source_path,
-                "id": self.source_id,
-            },
-            "created": self.created,
-            "added": self.added,
-            "unchanged": self.unchanged,
-            "entries": self.entries,
-            "branches": self.branches,
-            "head": self.head,
-            "hidden": self.hidden,
-        }
+
+class ImportOutcome(Value, frozen=True):
+    """What an import did, as its report says it (`ImportReport.outcome`): counts, the
+    lines skipped, notes, the chats that failed and each chat imported."""
+
+    wire_name: ClassVar[str] = "ImportReportJson"
+
+    format: str
+    chats: int
+    entries: int
+    unchanged: int
+    branches: int
+    skipped: list[SkippedLine]
+    notes: list[str]
+    failed: list[ImportFailure]
+    sessions: list[ChatReport]
 
 
 @dataclass(slots=True)
 class ImportReport:
     """What an import did: chats written, entries added, branches, skipped lines, notes,
-    and the chats that failed (`failed`; the import went on with the others)."""
+    and the chats that failed (`failed`; the import went on with the others).
+
+    Filled as the import runs; `outcome()` (and `to_json`) is the finished value."""
 
     format: str
     chats: list[ChatReport] = field(default_factory=list)
@@ -175,10 +161,17 @@ class ImportReport:
         assert result is not None, "a chat is recorded after its transaction committed"
         self.chats.append(
             ChatReport(
-                result.session_id, fmt, str(path), source_id, result.created, result.added,
-                result.unchanged, result.entries, result.branches, result.head, hidden,
+                session_id=result.session_id,
+                source=SessionSource(fmt, str(path), source_id),
+                created=result.created,
+                added=result.added,
+                unchanged=result.unchanged,
+                entries=result.entries,
+                branches=result.branches,
+                head=result.head,
+                hidden=hidden,
             )
-        )  # fmt: skip
+        )
 
     def summary(self) -> str:
         new = sum(1 for c in self.chats if c.created)
@@ -190,38 +183,27 @@ class ImportReport:
             f"{plural(len(self.skipped), 'skipped line')}"
         )
 
-    def to_json(self) -> ImportReportJson:
-        return {
-            "format": self.format,
-            "chats": len(self.chats),
-            "entries": self.entries,
-            "unchanged": self.unchanged,
-            "branches": self.branches,
-            "skipped": [s.to_json() for s in self.skipped],
-            "notes": list(self.notes),
-            "failed": [f.to_json() for f in self.failed],
-            "sessions": [c.to_json() for c in self.chats],
-        }
+    def outcome(self) -> ImportOutcome:
+        return ImportOutcome(
+            self.format, len(self.chats), self.entries, self.unchanged, self.branches,
+            list(self.skipped), list(self.notes), list(self.failed), list(self.chats),
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return self.outcome().to_json()
 
 
-@dataclass(frozen=True, slots=True)
-class Transcript:
+class Transcript(Value, frozen=True):
+    """A run's transcript file, written by the GASP exporter."""
+
+    wire_name: ClassVar[str] = "TranscriptJson"
+
     run_id: str
-    path: Path  # DIR/transcripts/<run-id>.jsonl.gz
+    path: str  # DIR/transcripts/<run-id>.jsonl.gz
     relative: str  # transcripts/<run-id>.jsonl.gz, as a run event names it
     sha256: str
     entries: int
     bytes: int
-
-    def to_json(self) -> TranscriptJson:
-        return {
-            "run_id": self.run_id,
-            "path": str(self.path),
-            "relative": self.relative,
-            "sha256": self.sha256,
-            "entries": self.entries,
-            "bytes": self.bytes,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any, ClassVar, Self
 
-from ..wire import (
-    CheckReportJson,
-    ProblemJson,
-    RepairActionJson,
-    RepairReportJson,
-    SessionJson,
-    SessionSourceJson,
-    UnrepairedJson,
-)
+from .value import Value, derive
 
 
 class SessionStatus(StrEnum):
@@ -27,12 +20,48 @@ class SessionVisibility(StrEnum):
     HIDDEN = "hidden"  # worker and internal sessions: navigable, never listed at top level
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionSource(Value, frozen=True):
+    """Where an imported chat came from: its format, file and the source's own session id."""
+
+    wire_name: ClassVar[str] = "SessionSourceJson"
+
+    format: str
+    path: str | None
+    id: str | None
+
+
+class SourceParts:
+    """`source_format`, `source_path`, `source_id` of a value with a `source`, as
+    the sessions table keeps them (None when it has no source)."""
+
+    __slots__ = ()
+    source: SessionSource | None
+
+    @property
+    def source_format(self) -> str | None:
+        return self.source.format if self.source is not None else None
+
+    @property
+    def source_path(self) -> str | None:
+        return self.source.path if self.source is not None else None
+
+    @property
+    def source_id(self) -> str | None:
+        return self.source.id if self.source is not None else None
+
+
+class SessionInfo(Value, SourceParts, frozen=True, kw_only=True):
+    """A session as listed: title, harness, status, head, entry count, source."""
+
+    wire_name: ClassVar[str] = "SessionJson"
+
     id: str
     title: str
     harness: str
     cwd: str | None
+    # Where an imported chat was recorded: data only, never a directory git
+    # runs in until the session is bound to it (`Forest.bind`), which sets cwd.
+    origin_cwd: str | None = None
     status: str
     visibility: str
     created_at: str
@@ -40,41 +69,26 @@ class SessionInfo:
     head: str | None
     entry_count: int
     quarantine: str | None = None
-    # Set for imported chats: the format, file and the source's own session id.
-    source_format: str | None = None
-    source_path: str | None = None
-    source_id: str | None = None
-    # Where an imported chat was recorded: data only, never a directory git
-    # runs in until the session is bound to it (`Forest.bind`), which sets cwd.
-    origin_cwd: str | None = None
+    # Set for imported chats.
+    source: SessionSource | None = None
 
-    @property
-    def source(self) -> SessionSourceJson | None:
-        if self.source_format is None:
-            return None
-        return {"format": self.source_format, "path": self.source_path, "id": self.source_id}
-
-    def to_json(self) -> SessionJson:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "harness": self.harness,
-            "cwd": self.cwd,
-            "origin_cwd": self.origin_cwd,
-            "status": self.status,
-            "visibility": self.visibility,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "head": self.head,
-            "entry_count": self.entry_count,
-            "quarantine": self.quarantine,
-            "source": self.source,
-        }
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> Self:
+        """A row of `source_format`, `source_path`, `source_id` and the other fields."""
+        row = dict(columns)
+        fmt, path, source_id = (
+            row.pop("source_format"),
+            row.pop("source_path"),
+            row.pop("source_id"),
+        )
+        source = None if fmt is None else SessionSource(format=fmt, path=path, id=source_id)
+        return cls(**row, source=source)
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Value, frozen=True):
     """One integrity problem found by `Forest.check()`."""
+
+    wire_name: ClassVar[str] = "ProblemJson"
 
     session_id: str
     # orphan-parent | cross-session-parent | cycle | sequence-gap | unsupported-version
@@ -84,78 +98,50 @@ class Problem:
     entry_id: str | None
     detail: str
 
-    def to_json(self) -> ProblemJson:
-        return {
-            "session_id": self.session_id,
-            "code": self.code,
-            "entry_id": self.entry_id,
-            "detail": self.detail,
-        }
 
+class CheckReport(Value, frozen=True, kw_only=True):
+    """What `Forest.check()` found: the problems, and the sessions it quarantined."""
 
-@dataclass(frozen=True, slots=True)
-class CheckReport:
+    wire_name: ClassVar[str] = "CheckReportJson"
+
+    ok: bool = False  # derived: no problems
     sessions_checked: int
     entries_checked: int
     problems: tuple[Problem, ...]
     quarantined: tuple[str, ...]
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_json(self) -> CheckReportJson:
-        return {
-            "ok": self.ok,
-            "sessions_checked": self.sessions_checked,
-            "entries_checked": self.entries_checked,
-            "problems": [p.to_json() for p in self.problems],
-            "quarantined": list(self.quarantined),
-        }
+    def __post_init__(self) -> None:
+        derive(self, "ok", not self.problems)
 
 
-@dataclass(frozen=True, slots=True)
-class RepairAction:
+class RepairAction(Value, frozen=True):
     """One thing `Forest.repair()` changed: a head moved or a session row recreated."""
+
+    wire_name: ClassVar[str] = "RepairActionJson"
 
     code: str  # recreated-session-row | moved-head | set-head | cleared-head
     detail: str
 
-    def to_json(self) -> RepairActionJson:
-        return {"code": self.code, "detail": self.detail}
 
-
-@dataclass(frozen=True, slots=True)
-class Unrepaired:
+class Unrepaired(Problem, frozen=True):
     """A problem `Forest.repair()` left as it was, and why it cannot fix it."""
 
-    problem: Problem
+    wire_name: ClassVar[str] = "UnrepairedJson"
+
     why: str
 
-    def to_json(self) -> UnrepairedJson:
-        return {**self.problem.to_json(), "why": self.why}
 
-
-@dataclass(frozen=True, slots=True)
-class RepairReport:
+class RepairReport(Value, frozen=True, kw_only=True):
     """What `Forest.repair(session_id)` did, what it could not fix, and the quarantine after."""
 
+    wire_name: ClassVar[str] = "RepairReportJson"
+
+    ok: bool = False  # derived: nothing left unrepaired
     session_id: str
     actions: tuple[RepairAction, ...]
     unrepaired: tuple[Unrepaired, ...]
     released: bool  # the session was fenced off (quarantined or rowless) and no longer is
     quarantine: str | None  # the reason it stays quarantined; None: it checks clean
 
-    @property
-    def ok(self) -> bool:
-        return not self.unrepaired
-
-    def to_json(self) -> RepairReportJson:
-        return {
-            "ok": self.ok,
-            "session_id": self.session_id,
-            "actions": [a.to_json() for a in self.actions],
-            "unrepaired": [u.to_json() for u in self.unrepaired],
-            "released": self.released,
-            "quarantine": self.quarantine,
-        }
+    def __post_init__(self) -> None:
+        derive(self, "ok", not self.unrepaired)

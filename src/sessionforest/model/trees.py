@@ -6,11 +6,11 @@ orchestrator -> policy-authorized workers. `PARENT_KIND` is the workspace rule.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar
 
-from ..wire import AgentItemJson, AgentJson, WorkspaceItemJson, WorkspaceJson
+from .value import Value
 
 
 class WorkspaceKind(StrEnum):
@@ -32,8 +32,11 @@ PARENT_KIND: dict[WorkspaceKind, WorkspaceKind | None] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Workspace:
+class Workspace(Value, frozen=True):
+    """A workspace record: a repository, a task worktree or a worker worktree."""
+
+    wire_name: ClassVar[str] = "WorkspaceJson"
+
     id: str
     parent_id: str | None
     kind: str
@@ -46,29 +49,30 @@ class Workspace:
     def live(self) -> bool:
         return self.removed_at is None
 
-    def to_json(self) -> WorkspaceJson:
-        return cast(WorkspaceJson, asdict(self))
 
+class Agent(Value, frozen=True):
+    """An agent record: an orchestrator, or a worker with its policy."""
 
-@dataclass(frozen=True, slots=True)
-class Agent:
+    wire_name: ClassVar[str] = "AgentJson"
+
     id: str
     parent_id: str | None
     role: str
     session_id: str
     workspace_id: str | None
     # What a worker is authorized to do; None for an orchestrator. Kept out of
-    # the hash (a dict cannot be hashed) but not out of equality.
-    policy: dict[str, Any] | None = field(hash=False)
+    # the hash (a dict cannot be hashed) but not out of equality; to_json copies it,
+    # so callers cannot reach the stored policy.
+    policy: dict[str, Any] | None
     created_at: str
     removed_at: str | None
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.session_id, self.created_at, self.removed_at))
 
     @property
     def live(self) -> bool:
         return self.removed_at is None
-
-    def to_json(self) -> AgentJson:
-        return cast(AgentJson, asdict(self))  # a deep copy: callers cannot reach the stored policy
 
 
 R = TypeVar("R", Workspace, Agent)
@@ -81,5 +85,6 @@ class TreeItem(Generic[R]):
     depth: int
     node: R
 
-    def to_json(self) -> WorkspaceItemJson | AgentItemJson:
+    def to_json(self) -> dict[str, Any]:
+        """The record's JSON with its depth first."""
         return {"depth": self.depth, **self.node.to_json()}

@@ -122,7 +122,12 @@ FORGOT_PATH = RepairAction(
 
 def report(problems: list[Problem], sessions: int, entries: int) -> CheckReport:
     damaged = tuple(sorted({p.session_id for p in problems}))
-    return CheckReport(sessions, entries, tuple(problems), damaged)
+    return CheckReport(
+        sessions_checked=sessions,
+        entries_checked=entries,
+        problems=tuple(problems),
+        quarantined=damaged,
+    )
 
 
 def reason(problem: Problem) -> str:

@@ -13,11 +13,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import msgspec
-
 from .. import __name__ as package
 from ..errors import FAMILIES
 from ..kinds import KINDS
+from ..model.value import schema_components
 from ..wire import ChangeJson, ErrorJson
 from .context import Call
 from .handlers.entries import AppendItem, AppendParams
@@ -74,7 +73,7 @@ def document(registry: Registry) -> dict[str, Any]:
     kinds = sorted(KINDS)
     types: list[Any] = [m.params for m in methods] + [m.result for m in methods]
     types += [KINDS[k].payload for k in kinds] + [ChangeJson, ErrorJson]
-    schemas, components = msgspec.json.schema_components(types, ref_template=REF)
+    schemas, components = schema_components(types, ref_template=REF)
     params_schemas = schemas[: len(methods)]
     result_schemas = schemas[len(methods) : 2 * len(methods)]
     payloads = {k: {"$ref": REF.format(name=KINDS[k].payload.__name__)} for k in kinds}

@@ -102,9 +102,8 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
         forest, limits=options.limits, import_roots=options.import_roots, provider=provider
     )
     if provider is not None:
-        from .handlers.talk import warm
-
-        threading.Thread(target=warm, args=(provider,), daemon=True).start()
+        # Importing an SDK takes seconds: made ahead, so the first reply does not wait.
+        threading.Thread(target=server.clients.warm, args=(provider,), daemon=True).start()
     try:
         if options.stdio:
             from .stdio import serve_stdio

@@ -14,7 +14,7 @@ import pytest
 
 from conformance.backends import Harness
 from sessionforest import EntryConflict, Forest, ImportRejected, InvalidPayload, SessionDamaged
-from sessionforest.model import ChatSpec
+from sessionforest.model import ChatSpec, SessionSource
 
 Dump = Callable[[], dict[str, list[tuple[Any, ...]]]]
 T = "2025-01-01T00:00:00.000Z"
@@ -43,8 +43,9 @@ def test_rows_land_in_order_with_their_ids_and_a_head(forest: Forest) -> None:
         ("a", None, 1),
         ("b", "a", 2),
     ]
-    assert forest.head("chat") == "b" and forest.session("chat").source == {
-        "format": "test", "path": "/tmp/src", "id": "s1"}  # fmt: skip
+    assert forest.head("chat") == "b" and forest.session("chat").source == SessionSource(
+        "test", "/tmp/src", "s1"
+    )
 
 
 def test_writing_again_is_idempotent_and_new_rows_continue_the_sequence(forest: Forest) -> None:

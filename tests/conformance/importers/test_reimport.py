@@ -16,6 +16,7 @@ import pytest
 from conformance.backends import Harness
 from sessionforest import Forest
 from sessionforest.io.common import Ids
+from sessionforest.model import SessionSource
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 REWIND = (
@@ -141,7 +142,7 @@ def test_the_source_is_recorded_for_every_chat(
         forest.export_jsonl(Ids("pi", "d703a1a9-1b7b-4fb1-b512-c9738b1fe617").session, out)
     other = harness.fresh()
     imported = other.import_native(native)
-    assert imported.source == {"format": "native", "path": str(native), "id": imported.id}
+    assert imported.source == SessionSource("native", str(native), imported.id)
     other.close()
     for info in forest.sessions():
         assert info.to_json()["source"] == {

@@ -419,7 +419,7 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "codex" | "chatgpt" | "pi" | "yoagent" | "native";
+      format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
       /**
        * inside one of the --import-root's
        */
@@ -476,7 +476,7 @@ export interface Methods {
   };
 }
 /**
- * A session as listed (`SessionInfo.to_json`).
+ * A session as listed: title, harness, status, head, entry count, source.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionJson".
@@ -497,6 +497,8 @@ export interface SessionJson {
   visibility: string;
 }
 /**
+ * Where an imported chat came from: its format, file and the source's own session id.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionSourceJson".
  */
@@ -1075,6 +1077,9 @@ export interface ExportJson {
   text: string;
 }
 /**
+ * What an import did, as its report says it (`ImportReport.outcome`): counts, the
+ * lines skipped, notes, the chats that failed and each chat imported.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportReportJson".
  */
@@ -1090,6 +1095,8 @@ export interface ImportReportJson {
   unchanged: number;
 }
 /**
+ * A chat (or a whole file) that was not imported, and why; the store has nothing of it.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ImportFailureJson".
  */
@@ -1102,6 +1109,8 @@ export interface ImportFailureJson {
   source_id: string | null;
 }
 /**
+ * One chat of an import: where it came from and what the import changed.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "ChatReportJson".
  */
@@ -1117,6 +1126,8 @@ export interface ChatReportJson {
   unchanged: number;
 }
 /**
+ * A line an import skipped (`skip_bad`), and why.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SkippedLineJson".
  */
@@ -1416,7 +1427,7 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "codex" | "chatgpt" | "pi" | "yoagent" | "native";
+  format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
   /**
    * inside one of the --import-root's
    */

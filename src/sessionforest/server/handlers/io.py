@@ -9,7 +9,8 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from ...io.importers import FORMATS
-from ...wire import ExportJson, ImportReportJson
+from ...model.imports import ImportOutcome
+from ...wire import ExportJson, Json
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_NOTIFIED_IDS
@@ -41,15 +42,15 @@ class ImportParams(Params):
     skip_bad: bool = False
 
 
-@group.method("sessions/import", ImportParams, ImportReportJson, "write")
-def import_chats(call: Call, p: ImportParams) -> ImportReportJson:
+@group.method("sessions/import", ImportParams, ImportOutcome, "write")
+def import_chats(call: Call, p: ImportParams) -> Json:
     """Import every chat of a file or directory on the server's machine.
 
     Only paths inside the directories the server was started with
     (`--import-root`) are read. Each chat is its own transaction; failed chats
     are reported in `failed`, the others imported.
     """
-    path = call.server.import_path(p.path)
+    path = call.server.import_roots.resolve(p.path)
     report = call.forest.import_chats(p.format, path, skip_bad=p.skip_bad)
     for chat in report.chats:
         if not (chat.created or chat.added):
@@ -63,6 +64,6 @@ def import_chats(call: Call, p: ImportParams) -> ImportReportJson:
         elif chat.added:
             ids = None
         status = call.forest.session(chat.session_id).status
-        call.server.set_status(chat.session_id, status)
+        call.server.statuses.set(chat.session_id, status)
         call.changed(Change(chat.session_id, "imported", chat.head, status, ids, first, last))
     return report.to_json()

@@ -124,8 +124,9 @@ def _deep(
     cfg = ProviderConfig.resolve(provider, model)
     prepared = call.server.prestarts.take(call.client.id, query, limit, harness)
     found = deep_search(
-        call.forest, query, cfg, now=_now(now_text), limit=limit, harness=harness, prepared=prepared
-    )
+        call.forest, query, cfg, now=_now(now_text), limit=limit, harness=harness,
+        prepared=prepared, clients=call.server.clients,
+    )  # fmt: skip
     return found.to_json()
 
 

@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from ...wire import ResolvedJson, SessionJson, SessionsPageJson, WorkersJson
+from ...model import SessionInfo
+from ...wire import Json, Resolved, SessionsPage, Workers
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_PAGE
@@ -24,8 +25,8 @@ class CreateParams(Params):
     created_at: str | None = None
 
 
-@group.method("sessions/create", CreateParams, SessionJson, "write")
-def create(call: Call, p: CreateParams) -> SessionJson:
+@group.method("sessions/create", CreateParams, SessionInfo, "write")
+def create(call: Call, p: CreateParams) -> Json:
     """Create an empty session; `cwd` binds it to a directory of the server's machine."""
     forest = call.forest
     sid = forest.create_session(
@@ -33,7 +34,7 @@ def create(call: Call, p: CreateParams) -> SessionJson:
         created_at=p.created_at,
     )  # fmt: skip
     info = forest.session(sid)
-    call.server.set_status(sid, info.status)
+    call.server.statuses.set(sid, info.status)
     call.changed(Change(sid, "created", None, info.status))
     return info.to_json()
 
@@ -47,26 +48,23 @@ class ListParams(Params):
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = MAX_PAGE
 
 
-@group.method("sessions/list", ListParams, SessionsPageJson, "read")
-def list_sessions(call: Call, p: ListParams) -> SessionsPageJson:
+@group.method("sessions/list", ListParams, SessionsPage, "read")
+def list_sessions(call: Call, p: ListParams) -> Json:
     """A page of sessions: oldest first (`order="created"`) or latest activity first;
     hidden ones only with `include_hidden`."""
     every = call.forest.sessions(include_hidden=p.include_hidden, order=p.order)
     page = every[p.offset : p.offset + p.limit]
     end = p.offset + len(page)
-    return {
-        "sessions": [s.to_json() for s in page],
-        "total": len(every),
-        "next_offset": end if end < len(every) else None,
-    }
+    next_offset = end if end < len(every) else None
+    return SessionsPage(page, len(every), next_offset).to_json()
 
 
 class SessionParams(Params):
     session_id: Id
 
 
-@group.method("sessions/get", SessionParams, SessionJson, "read")
-def get(call: Call, p: SessionParams) -> SessionJson:
+@group.method("sessions/get", SessionParams, SessionInfo, "read")
+def get(call: Call, p: SessionParams) -> Json:
     """One session as listed: title, harness, status, head, entry count, source."""
     return call.forest.session(p.session_id).to_json()
 
@@ -76,8 +74,8 @@ class ResolveParams(Params):
     entry: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
 
 
-@group.method("sessions/resolve", ResolveParams, ResolvedJson, "read")
-def resolve(call: Call, p: ResolveParams) -> ResolvedJson:
+@group.method("sessions/resolve", ResolveParams, Resolved, "read")
+def resolve(call: Call, p: ResolveParams) -> Json:
     """The ids that refs name as a person types them, as the CLI takes them.
 
     `session`: a full id or a unique prefix; `entry`: a full id, a sequence
@@ -86,31 +84,31 @@ def resolve(call: Call, p: ResolveParams) -> ResolvedJson:
     """
     sid = call.forest.resolve_session(p.session)
     entry = call.forest.resolve_entry(sid, p.entry) if p.entry is not None else None
-    return {"session_id": sid, "entry_id": entry}
+    return Resolved(sid, entry).to_json()
 
 
-@group.method("sessions/end", SessionParams, SessionJson, "write")
-def end(call: Call, p: SessionParams) -> SessionJson:
+@group.method("sessions/end", SessionParams, SessionInfo, "write")
+def end(call: Call, p: SessionParams) -> Json:
     """Mark the session ended (it stays searchable and readable)."""
     return _set_status(call, p.session_id, "ended")
 
 
-@group.method("sessions/archive", SessionParams, SessionJson, "write")
-def archive(call: Call, p: SessionParams) -> SessionJson:
+@group.method("sessions/archive", SessionParams, SessionInfo, "write")
+def archive(call: Call, p: SessionParams) -> Json:
     """Mark the session archived (it stays searchable and readable)."""
     return _set_status(call, p.session_id, "archived")
 
 
-def _set_status(call: Call, session_id: str, status: str) -> SessionJson:
+def _set_status(call: Call, session_id: str, status: str) -> Json:
     call.forest.set_status(session_id, status)
     info = call.forest.session(session_id)
-    call.server.set_status(session_id, info.status)
+    call.server.statuses.set(session_id, info.status)
     call.changed(Change(session_id, "status", info.head, info.status))
     return info.to_json()
 
 
-@group.method("sessions/workers", SessionParams, WorkersJson, "read")
-def workers(call: Call, p: SessionParams) -> WorkersJson:
+@group.method("sessions/workers", SessionParams, Workers, "read")
+def workers(call: Call, p: SessionParams) -> Json:
     """The worker chats the agent tree links under this chat (with the prompt each
     started from), and the chat this one works for when it is a worker."""
-    return call.forest.workers(p.session_id)
+    return call.forest.workers(p.session_id).to_json()

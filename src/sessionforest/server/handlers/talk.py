@@ -17,17 +17,16 @@ reader pool: a reply lasts seconds to minutes).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
 from msgspec import Meta
 
-from ...errors import NoModelConfigured, ProviderError
+from ...errors import NoModelConfigured
 from ...model import Entry
 from ...projection import project
-from ...providers import ProviderConfig, make_client, stream_adapter, stream_events
+from ...providers import ProviderConfig, stream_adapter, stream_events
 from ...render_providers import to_anthropic, to_openai
 from ...wire import EntryJson
 from ..changes import Change
@@ -38,24 +37,6 @@ from .entries import append_turn
 group = Group("talk")
 
 MAX_TOKENS = 4096
-_RUNNING: dict[str, threading.Event] = {}  # reply id -> its stop flag
-_CLIENTS: dict[ProviderConfig, Any] = {}  # one SDK client per configuration, reused
-_CLIENTS_LOCK = threading.Lock()
-
-
-def client_for(cfg: ProviderConfig) -> Any:
-    """The SDK client for `cfg`, made once (importing an SDK takes seconds: `serve` calls
-    this on a background thread at start, so the first reply does not wait for it)."""
-    with _CLIENTS_LOCK:
-        if cfg not in _CLIENTS:
-            _CLIENTS[cfg] = make_client(cfg)
-        return _CLIENTS[cfg]
-
-
-def warm(cfg: ProviderConfig) -> None:
-    """`client_for` ahead of the first reply; a failure is left for that reply to report."""
-    with contextlib.suppress(Exception):
-        client_for(cfg)
 
 
 class ModelJson(TypedDict):
@@ -102,9 +83,17 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
     cfg = server.provider
     if cfg is None:
         raise NoModelConfigured()
-    if p.reply_id in _RUNNING:
-        raise ProviderError(cfg.provider, cfg.model, "bad_request",
-                            f"reply {p.reply_id!r} is already running")  # fmt: skip
+    stop = server.replies.begin(p.reply_id, cfg)  # refused when that id already runs
+    try:
+        return await _reply(call, p, cfg, stop)
+    finally:
+        server.replies.end(p.reply_id)
+
+
+async def _reply(
+    call: Call, p: ReplyParams, cfg: ProviderConfig, stop: threading.Event
+) -> ReplyJson:
+    server = call.server
     if p.parent is not None:
         await server.write(lambda c: _move(c, p.session_id, p.parent or ""), call)
     messages = await server.read(lambda: project(server.forest, p.session_id))
@@ -116,8 +105,6 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
     else:
         turns = to_openai(messages, "responses", session_id=p.session_id)
     loop = asyncio.get_running_loop()
-    stop = threading.Event()
-    _RUNNING[p.reply_id] = stop
     push = call.client.push
 
     def delta(text: str) -> None:
@@ -130,7 +117,7 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
 
     def run() -> ReplyJson:
         adapter = stream_adapter(cfg, writer, p.session_id)
-        events = stream_events(cfg, client_for(cfg), system=system, messages=turns,
+        events = stream_events(cfg, server.clients.get(cfg), system=system, messages=turns,
                                max_tokens=p.max_tokens)  # fmt: skip
         done = None
         try:
@@ -154,10 +141,7 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
                 "stop_reason": payload.get("stop_reason"),
                 "stopped": stop.is_set()}  # fmt: skip
 
-    try:
-        return await asyncio.to_thread(run)
-    finally:
-        _RUNNING.pop(p.reply_id, None)
+    return await asyncio.to_thread(run)
 
 
 class StopParams(Params):
@@ -172,10 +156,7 @@ class StopJson(TypedDict):
 @group.method("chat/stop", StopParams, StopJson, "loop")
 def stop(call: Call, p: StopParams) -> StopJson:
     """Stop a running `chat/reply`; it answers with what was recorded (incomplete)."""
-    flag = _RUNNING.get(p.reply_id)
-    if flag is not None:
-        flag.set()
-    return {"reply_id": p.reply_id, "stopping": flag is not None}
+    return {"reply_id": p.reply_id, "stopping": call.server.replies.stop(p.reply_id)}
 
 
 def _move(call: Call, session_id: str, entry_id: str) -> None:

@@ -160,8 +160,21 @@ class Integrity:
             actions.append(rules.FORGOT_PATH)
         report = self.scan(conn, session_id)
         unrepaired = tuple(
-            Unrepaired(p, rules.WHY.get(p.code, "repair cannot fix this")) for p in report.problems
+            Unrepaired(
+                p.session_id,
+                p.code,
+                p.entry_id,
+                p.detail,
+                rules.WHY.get(p.code, "repair cannot fix this"),
+            )
+            for p in report.problems
         )
         after = rules.reason(report.problems[0]) if report.problems else None
         conn.execute(self._set, (after, session_id))
-        return RepairReport(session_id, tuple(actions), unrepaired, fenced and after is None, after)
+        return RepairReport(
+            session_id=session_id,
+            actions=tuple(actions),
+            unrepaired=unrepaired,
+            released=fenced and after is None,
+            quarantine=after,
+        )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 ENTRY_COLUMNS: Final = (
     "id, session_id, parent_entry_id, sequence, semantic_schema_version, kind, payload, "
@@ -27,3 +28,10 @@ INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?,
 ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
                                        updated_at = excluded.updated_at
 """
+
+
+def column_names(description: Sequence[Sequence[Any]] | None) -> tuple[str, ...]:
+    """The column names of a cursor's `description` (both drivers': DB-API's first item)."""
+    if description is None:
+        raise ValueError("the statement returned no columns")
+    return tuple(str(column[0]) for column in description)

@@ -27,18 +27,22 @@ from ...rules import reading
 from ..base import NewSession
 from .dialect import Conn, Dialect
 from .integrity import Integrity
-from .rows import ENTRY_COLUMNS
+from .rows import ENTRY_COLUMNS, column_names
 
 INSERT_SESSION = (
     "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 
+# A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
-SELECT s.id, s.title, s.harness, s.cwd, s.status, s.visibility, s.created_at,
-       COALESCE(h.updated_at, s.created_at), h.active_entry_id,
-       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id), s.quarantine,
-       s.source_format, s.source_path, s.source_id, s.origin_cwd
+SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
+       s.origin_cwd AS origin_cwd, s.status AS status, s.visibility AS visibility,
+       s.created_at AS created_at, COALESCE(h.updated_at, s.created_at) AS updated_at,
+       h.active_entry_id AS head,
+       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id) AS entry_count,
+       s.quarantine AS quarantine, s.source_format AS source_format,
+       s.source_path AS source_path, s.source_id AS source_id
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
@@ -208,18 +212,19 @@ class SQLStore:
 
     def session(self, session_id: str) -> SessionInfo:
         with self._db.read() as conn:
-            row = conn.execute(self._q.one_session, (session_id,)).fetchone()
-        if row is None:
+            cursor = conn.execute(self._q.one_session, (session_id,))
+            found = SessionInfo.from_rows(column_names(cursor.description), cursor.fetchall())
+        if not found:
             raise UnknownSession(session_id)
-        return SessionInfo(*row)
+        return found[0]
 
     def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
         if order not in self._q.orders:
             raise InvalidArgument("order", f"expected created or updated; got {order!r}")
         where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
         with self._db.read() as conn:
-            rows = conn.execute(self._q.session_row + where + self._q.orders[order]).fetchall()
-        return [SessionInfo(*row) for row in rows]
+            cursor = conn.execute(self._q.session_row + where + self._q.orders[order])
+            return SessionInfo.from_rows(column_names(cursor.description), cursor.fetchall())
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:
         with self._db.read() as conn:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from msgspec.structs import replace
 
 from ...errors import (
     ForeignEntry,
@@ -27,6 +28,7 @@ from ...kinds import validate_payload
 from ...model import SUPPORTED_SCHEMA_VERSIONS, Agent, AgentRole, Entry, Workspace
 from ...rules import trees as rules
 from .dialect import Conn, Dialect
+from .rows import column_names
 
 WORKSPACE_COLUMNS = "id, parent_id, kind, path, branch, created_at, removed_at"
 AGENT_COLUMNS = "id, parent_id, role, session_id, workspace_id, policy, created_at, removed_at"
@@ -116,9 +118,21 @@ class Statements:
         self.quarantine = d.sql("SELECT quarantine FROM sessions WHERE id = ?")
 
 
-def _agent(row: tuple[Any, ...]) -> Agent:
-    policy = orjson.loads(row[5]) if row[5] is not None else None
-    return Agent(row[0], row[1], row[2], row[3], row[4], policy, row[6], row[7])
+def _workspaces(cursor: Any) -> list[Workspace]:
+    """A cursor's rows of WORKSPACE_COLUMNS, by column name."""
+    return Workspace.from_rows(column_names(cursor.description), cursor.fetchall())
+
+
+def _agents(cursor: Any) -> list[Agent]:
+    """A cursor's rows of AGENT_COLUMNS, by column name; the policy is stored as JSON text."""
+    names = column_names(cursor.description)
+    agents = []
+    for row in cursor.fetchall():
+        columns = dict(zip(names, row, strict=True))
+        if columns["policy"] is not None:
+            columns["policy"] = orjson.loads(columns["policy"])
+        agents.append(Agent.from_columns(columns))
+    return agents
 
 
 class SQLTrees:
@@ -157,23 +171,20 @@ class SQLTrees:
     def workspace_children(self, workspace_id: str, include_removed: bool) -> list[Workspace]:
         with self._db.read() as conn:
             self._workspace(conn, workspace_id)
-            rows = conn.execute(self._q.workspace_children, (workspace_id, include_removed))
-            return [Workspace(*row) for row in rows]
+            return _workspaces(
+                conn.execute(self._q.workspace_children, (workspace_id, include_removed))
+            )
 
     def workspace_subtree(self, root_id: str | None) -> list[Workspace]:
         with self._db.read() as conn:
             if root_id is not None:
                 self._workspace(conn, root_id)
-            rows = conn.execute(self._q.workspace_subtree, {"root": root_id})
-            return [Workspace(*row) for row in rows]
+            return _workspaces(conn.execute(self._q.workspace_subtree, {"root": root_id}))
 
     def remove_workspace(self, workspace_id: str, now: str) -> Workspace:
         with self._db.write() as conn:
             found = self._workspace(conn, workspace_id)
-            return Workspace(
-                found.id, found.parent_id, found.kind, found.path, found.branch,
-                found.created_at, self._mark_removed(conn, "workspaces", found, now),
-            )  # fmt: skip
+            return replace(found, removed_at=self._mark_removed(conn, "workspaces", found, now))
 
     # --- agent tree --------------------------------------------------------------
 
@@ -214,14 +225,13 @@ class SQLTrees:
     def agent_children(self, agent_id: str, include_removed: bool) -> list[Agent]:
         with self._db.read() as conn:
             self._agent(conn, agent_id)
-            rows = conn.execute(self._q.agent_children, (agent_id, include_removed))
-            return [_agent(row) for row in rows]
+            return _agents(conn.execute(self._q.agent_children, (agent_id, include_removed)))
 
     def agent_subtree(self, root_id: str | None) -> list[Agent]:
         with self._db.read() as conn:
             if root_id is not None:
                 self._agent(conn, root_id)
-            return [_agent(row) for row in conn.execute(self._q.agent_subtree, {"root": root_id})]
+            return _agents(conn.execute(self._q.agent_subtree, {"root": root_id}))
 
     def agent_for_session(self, session_id: str) -> Agent | None:
         with self._db.read() as conn:
@@ -230,10 +240,7 @@ class SQLTrees:
     def remove_agent(self, agent_id: str, now: str) -> Agent:
         with self._db.write() as conn:
             found = self._agent(conn, agent_id)
-            return Agent(
-                found.id, found.parent_id, found.role, found.session_id, found.workspace_id,
-                found.policy, found.created_at, self._mark_removed(conn, "agents", found, now),
-            )  # fmt: skip
+            return replace(found, removed_at=self._mark_removed(conn, "agents", found, now))
 
     # --- evidence ----------------------------------------------------------------
 
@@ -270,20 +277,20 @@ class SQLTrees:
     # --- in the caller's transaction ----------------------------------------------
 
     def _workspace(self, conn: Conn, workspace_id: str) -> Workspace:
-        row = conn.execute(self._q.workspace, (workspace_id,)).fetchone()
-        if row is None:
+        found = _workspaces(conn.execute(self._q.workspace, (workspace_id,)))
+        if not found:
             raise UnknownTreeNode("workspace", workspace_id)
-        return Workspace(*row)
+        return found[0]
 
     def _agent(self, conn: Conn, agent_id: str) -> Agent:
-        row = conn.execute(self._q.agent, (agent_id,)).fetchone()
-        if row is None:
+        found = _agents(conn.execute(self._q.agent, (agent_id,)))
+        if not found:
             raise UnknownTreeNode("agent", agent_id)
-        return _agent(row)
+        return found[0]
 
     def _agent_for_session(self, conn: Conn, session_id: str) -> Agent | None:
-        row = conn.execute(self._q.live_agent_of, (session_id,)).fetchone()
-        return _agent(row) if row is not None else None
+        found = _agents(conn.execute(self._q.live_agent_of, (session_id,)))
+        return found[0] if found else None
 
     def _mark_removed(self, conn: Conn, table: str, found: Workspace | Agent, now: str) -> str:
         """Stamp `found` removed unless it already is; returns its removal time."""

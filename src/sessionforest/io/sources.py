@@ -1,0 +1,234 @@
+"""Where each harness keeps its history on this machine: `forest sources` and `forest import`.
+
+Each `Harness` names its format, the variables it honours (looked at first, in
+order: `CODEX_HOME`, `CLAUDE_CONFIG_DIR`, `XDG_DATA_HOME`, ...) and its
+defaults. `find` lists every location that exists, with its files and chats
+and what of it the store does not hold yet (`Location.new`: files no chat
+was imported from; `Location.changed`: files written since their chats were
+last imported). Nothing here reads a transcript's contents beyond counting
+(an OpenCode database is opened read-only).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import claude_code, codex, gemini
+from .common import walk
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """One harness: its CLI name, import format, harness id and where it keeps chats."""
+
+    name: str  # `forest import NAME`
+    format: str  # the importer (io/importers.READERS)
+    harness: str  # the harness id its chats carry
+    what: str  # in a sentence: "Codex CLI rollouts"
+    roots: Callable[[], list[tuple[Path, str]]]  # (location, the variable or "default")
+    accept: Callable[[Path], bool]  # the files of a location that are chats
+
+
+def _env(name: str, *below: str) -> list[tuple[Path, str]]:
+    value = os.environ.get(name)
+    return [(Path(value).expanduser().joinpath(*below), name)] if value else []
+
+
+def _home(*below: str) -> Path:
+    return Path.home().joinpath(*below)
+
+
+def _claude() -> list[tuple[Path, str]]:
+    return [*_env("CLAUDE_CONFIG_DIR", "projects"), (_home(".claude", "projects"), "default")]
+
+
+def _codex() -> list[tuple[Path, str]]:
+    found = []
+    for below in ("sessions", "archived_sessions"):
+        found += [*_env("CODEX_HOME", below), (_home(".codex", below), "default")]
+    return found
+
+
+def _gemini() -> list[tuple[Path, str]]:
+    return [*_env("GEMINI_CLI_HOME", ".gemini", "tmp"), (_home(".gemini", "tmp"), "default")]
+
+
+def _data_home(*below: str) -> list[tuple[Path, str]]:
+    return [*_env("XDG_DATA_HOME", *below), (_home(".local", "share", *below), "default")]
+
+
+def _opencode() -> list[tuple[Path, str]]:
+    database = os.environ.get("OPENCODE_DB")
+    found = [(Path(database).expanduser(), "OPENCODE_DB")] if database else []
+    for root, origin in _data_home("opencode"):
+        found += [(root / "opencode.db", origin), (root / "storage", origin)]
+    return found
+
+
+def _copilot() -> list[tuple[Path, str]]:
+    return [*_env("COPILOT_HOME", "session-state"), (_home(".copilot", "session-state"), "default")]
+
+
+def _aider() -> list[tuple[Path, str]]:
+    return [
+        *_env("AIDER_CHAT_HISTORY_FILE"),
+        (Path.cwd() / ".aider.chat.history.md", "the current directory"),
+        (_home(".aider.chat.history.md"), "default"),
+    ]
+
+
+# VS Code and its forks keep an extension's storage under their user folder.
+_EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+_CLINE = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline")
+
+
+def _editor_roots() -> list[tuple[Path, str]]:
+    config = os.environ.get("XDG_CONFIG_HOME")
+    bases = [(Path(config), "XDG_CONFIG_HOME")] if config else []
+    bases += [
+        (_home(".config"), "default"),
+        (_home("Library", "Application Support"), "default"),
+    ]
+    appdata = os.environ.get("APPDATA")
+    if appdata:
+        bases.append((Path(appdata), "APPDATA"))
+    return bases
+
+
+def _cline() -> list[tuple[Path, str]]:
+    return [
+        (base / editor / "User" / "globalStorage" / extension / "tasks", origin)
+        for base, origin in _editor_roots()
+        for editor in _EDITORS
+        for extension in _CLINE
+    ]
+
+
+def _pi() -> list[tuple[Path, str]]:
+    return [
+        *_env("PI_CODING_AGENT_DIR", "sessions"),
+        (_home(".pi", "agent", "sessions"), "default"),
+    ]
+
+
+def _is(name: str) -> Callable[[Path], bool]:
+    return lambda path: path.name == name
+
+
+HARNESSES: list[Harness] = [
+    Harness("claude-code", claude_code.FORMAT, "claude-code", "Claude Code transcripts",
+            _claude, lambda p: p.suffix == ".jsonl"),
+    Harness("codex", codex.FORMAT, codex.HARNESS, "Codex CLI rollouts", _codex, codex.accept),
+    Harness("gemini", gemini.FORMAT, gemini.HARNESS, "Gemini CLI chats", _gemini, gemini.accept),
+    Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
+]  # fmt: skip
+
+
+def register(harness: Harness) -> None:
+    """Add a harness (its importer module calls this once)."""
+    if all(h.name != harness.name for h in HARNESSES):
+        HARNESSES.append(harness)
+
+
+@dataclass(slots=True)
+class Location:
+    """One place a harness keeps chats, as found now."""
+
+    harness: Harness
+    path: Path
+    origin: str  # the variable that named it, or "default"
+    files: list[Path] = field(default_factory=list)
+    chats: int = 0
+    imported: int = 0  # files some chat was imported from
+    new: int = 0  # files no chat was imported from
+    changed: int = 0  # files written since their chats were last imported
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness.harness,
+            "format": self.harness.format,
+            "name": self.harness.name,
+            "path": str(self.path),
+            "from": self.origin,
+            "files": len(self.files),
+            "chats": self.chats,
+            "imported": self.imported,
+            "new": self.new,
+            "changed": self.changed,
+        }
+
+
+# What the store says of each source file: (source path -> newest time a chat from it
+# was written). The facade passes it in (sessions' source paths and update times).
+Imported = dict[str, str]
+
+
+def find(imported: Imported, harnesses: Iterable[Harness] | None = None) -> list[Location]:
+    """Every location of every harness that exists, counted against `imported`."""
+    out: list[Location] = []
+    seen: set[Path] = set()
+    for harness in harnesses or HARNESSES:
+        for path, origin in harness.roots():
+            try:
+                resolved = path.resolve()
+            except OSError:
+                continue
+            if resolved in seen or not path.exists():
+                continue
+            seen.add(resolved)
+            out.append(_count(Location(harness, path, origin), imported))
+    return out
+
+
+def _count(location: Location, imported: Imported) -> Location:
+    path, accept = location.path, location.harness.accept
+    if path.is_file():
+        location.files = [path]
+    else:
+        location.files = walk(path, accept).files
+    if location.harness.format == "opencode" and path.is_file():
+        location.chats = _opencode_sessions(path)
+    elif location.harness.format == "aider":
+        location.chats = sum(_aider_runs(f) for f in location.files)
+    else:
+        location.chats = sum(1 for f in location.files if not f.name.startswith("checkpoint-"))
+    for file in location.files:
+        when = imported.get(str(file))
+        if when is None:
+            location.new += 1
+            continue
+        location.imported += 1
+        if _mtime(file) > when:
+            location.changed += 1
+    return location
+
+
+def _mtime(path: Path) -> str:
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        return ""
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _opencode_sessions(path: Path) -> int:
+    """Sessions in an OpenCode database, read-only (never migrated, never locked)."""
+    try:
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _aider_runs(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for line in handle if line.startswith(b"# aider chat started at"))
+    except OSError:
+        return 0

@@ -1,0 +1,162 @@
+"""Where requests run: a pool of reader threads and ONE writer thread (group commit).
+
+Reads run on `READERS` threads (SQLite readers never wait for the writer
+beyond WAL's rules). Every write runs on the one writer thread, so writes
+commit in the order they were submitted and their changes are reported
+(`on_commit`, on the writer thread) in that same order. `sessions/append`s
+that arrive while the writer is busy join one group, committed in one
+transaction by one writer job (measured: benchmarks/bench_server.py); any
+other write seals the open group first, so order still holds.
+
+The status cache (`Statuses`) is the writer thread's: the status each
+session had when this server last wrote or read it, for the changes it
+reports. Nothing here runs the facade on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, TypeVar
+
+from ..errors import ForestError
+from ..forest import AppendRequest, Forest
+from ..model import Entry
+from .changes import Change, appended
+
+if TYPE_CHECKING:
+    from .context import Call
+
+T = TypeVar("T")
+READERS = 4  # reader threads; more would only queue on the GIL on a small machine
+
+
+class Readers:
+    """The reader pool."""
+
+    def __init__(self, threads: int = READERS) -> None:
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="forest-reader")
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class Statuses:
+    """Each session's status as this server last wrote or read it (writer thread only)."""
+
+    def __init__(self, forest: Forest) -> None:
+        self._forest = forest
+        self._known: dict[str, str] = {}
+
+    def get(self, session_id: str) -> str:
+        status = self._known.get(session_id)
+        if status is None:
+            status = self._known[session_id] = self._forest.session(session_id).status
+        return status
+
+    def set(self, session_id: str, status: str) -> None:
+        self._known[session_id] = status
+
+
+class _Group:
+    """Appends gathered while the writer was busy, to be committed together."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[AppendRequest, asyncio.Future[Entry]]] = []
+
+
+def _settle(future: asyncio.Future[Entry], outcome: Entry | BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+class Writer:
+    """The one writer thread and its group commit.
+
+    `on_commit(changes)` runs on the writer thread right after a commit that
+    made changes, before the next write starts; `guard()` is held around each
+    write and its report (the watcher's way to tell this server's commits from
+    other processes': watcher.py)."""
+
+    def __init__(
+        self,
+        forest: Forest,
+        on_commit: Callable[[list[Change]], None],
+        guard: Callable[[], AbstractContextManager[object]],
+    ) -> None:
+        self.forest = forest
+        self.statuses = Statuses(forest)
+        self._on_commit = on_commit
+        self._guard = guard
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="forest-writer")
+        self._group: _Group | None = None
+        self._group_lock = threading.Lock()
+
+    async def write(self, fn: Callable[[Call], T], call: Call) -> T:
+        """Run `fn(call)` on the writer thread; report `call.changes` once it ran."""
+        loop = asyncio.get_running_loop()
+        with self._group_lock:
+            self._group = None  # seal the open group: it commits before this write
+            job = loop.run_in_executor(self._pool, self._commit, fn, call)
+        return await job
+
+    async def append(self, request: AppendRequest) -> Entry:
+        """Append through the current group (opening one, and its writer job, if none)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Entry] = loop.create_future()
+        with self._group_lock:
+            group = self._group
+            if group is None:
+                group = self._group = _Group()
+                self._pool.submit(self._commit_group, group, loop)
+            group.items.append((request, future))
+        return await future
+
+    def _commit_group(self, group: _Group, loop: asyncio.AbstractEventLoop) -> None:
+        with self._group_lock:
+            if self._group is group:
+                self._group = None
+            items = list(group.items)
+        with self._guard():
+            try:
+                outcomes: list[Entry | ForestError] = self.forest.append_group(
+                    [r for r, _ in items]
+                )
+            except BaseException as exc:  # a store error: nothing of the group was written
+                for _, future in items:
+                    loop.call_soon_threadsafe(_settle, future, exc)
+                return
+            changes = []
+            for (_, future), outcome in zip(items, outcomes, strict=True):
+                if isinstance(outcome, Entry):
+                    changes.append(appended([outcome], self.statuses.get(outcome.session_id)))
+                loop.call_soon_threadsafe(_settle, future, outcome)
+            if changes:
+                self._on_commit(changes)
+
+    def _commit(self, fn: Callable[[Call], T], call: Call) -> T:
+        with self._guard():
+            try:
+                return fn(call)
+            finally:
+                # Reported from this thread, in the order the writes ran: commit
+                # order. A write that failed after committing part of its work (an
+                # import) still reports what it committed.
+                if call.changes:
+                    self._on_commit(list(call.changes))
+
+    def close(self) -> None:
+        """Let queued writes finish (each is one transaction)."""
+        self._pool.shutdown(wait=True)

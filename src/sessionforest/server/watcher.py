@@ -1,0 +1,106 @@
+"""Other processes' commits as `sessions/changed`: the watcher thread.
+
+Commits by other processes (a `forest append` in a terminal, another server,
+an importer) are noticed by polling every session's head (`Forest.heads()`)
+every `WATCH_SECONDS`; what this server's own writer committed is remembered
+(`OwnCommits`) so it is not told twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ..errors import ForestError
+from ..forest import Forest
+from .changes import Change
+
+# How often other processes' commits are looked for: the UI's "within a second".
+WATCH_SECONDS = 0.25
+
+
+class OwnCommits:
+    """What this server's writer committed last, per session: (head, status).
+
+    The writer holds `guard()` from a commit until it is remembered, and the
+    watcher holds it from a poll until it has judged it: a poll never sees a
+    commit of ours that is not remembered yet."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str | None, str]] = {}
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def remember(self, changes: list[Change]) -> None:
+        with self._lock:
+            for change in changes:
+                self._last[change.session_id] = (change.head, change.status)
+
+    def snapshot(self) -> dict[str, tuple[str | None, str]]:
+        with self._lock:
+            return dict(self._last)
+
+
+class Watcher:
+    """The `forest-watch` thread: polls heads, reports what other processes changed."""
+
+    def __init__(
+        self,
+        forest: Forest,
+        own: OwnCommits,
+        on_changes: Callable[[list[Change]], None],
+        every: float = WATCH_SECONDS,
+    ) -> None:
+        self.forest = forest
+        self.own = own
+        self.every = every
+        self._on_changes = on_changes
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start polling (idempotent)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="forest-watch", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        seen = {sid: (head, updated, status) for sid, head, updated, status in self._poll()}
+        while not self._stop.wait(self.every):
+            changes = []
+            with self.own.guard():
+                polled = self._poll()
+                ours = self.own.snapshot()
+            for sid, head, updated, status in polled:
+                before = seen.get(sid)
+                seen[sid] = (head, updated, status)
+                if before == (head, updated, status):
+                    continue
+                if ours.get(sid) == (head, status):
+                    continue  # this server's writer committed it and said so
+                if before is None and sid in ours:
+                    # New to this watcher, but this server wrote it (and said it was
+                    # created) after the watcher's last poll: compare with that.
+                    before = (ours[sid][0], updated, ours[sid][1])
+                kind = "created" if before is None else "head_moved"
+                if before is not None and before[0] == head and before[2] != status:
+                    kind = "status"
+                changes.append(Change(sid, kind, head, status, None))
+            if changes:
+                self._on_changes(changes)
+
+    def _poll(self) -> list[tuple[str, str | None, str, str]]:
+        try:
+            return self.forest.heads()
+        except ForestError:
+            return []  # busy or briefly unreadable: the next poll sees the change
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
