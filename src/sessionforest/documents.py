@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import compare
+from . import compare, wrappers
 from .entrytext import OPENING_CHARS, entry_text
 from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
@@ -99,8 +99,29 @@ def log_document(
 
 
 def _marked(worktrees: Worktrees, session_id: str, path: Sequence[Entry]) -> list[Any]:
+    """Each entry's JSON with `diverged`, and `wrapper` on a user message the harness
+    wrote (wrappers.label: a command, an IDE selection, a reminder), so every surface
+    shows it as a label, not as something the person said."""
     marks = divergence_marks(worktrees, session_id, path)
-    return [{**e.to_json(), "diverged": e.id in marks} for e in path]
+    out = []
+    for e in path:
+        doc: dict[str, Any] = {**e.to_json(), "diverged": e.id in marks}
+        if e.kind == "user.message":
+            found = wrappers.label(_user_text(e.payload))
+            if found:
+                doc["wrapper"] = found
+        out.append(doc)
+    return out
+
+
+def _user_text(payload: dict[str, Any]) -> str:
+    content = payload.get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 def compare_document(

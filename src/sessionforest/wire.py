@@ -10,7 +10,7 @@ says it returns cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 from .model.sessions import SessionInfo
 from .model.value import Value
@@ -36,9 +36,11 @@ class EntryJson(TypedDict):
 
 
 class LogEntryJson(EntryJson):
-    """An entry of the active path, marked when its worktree stamp has diverged."""
+    """An entry of a path, marked when its worktree stamp has diverged; a user message
+    the harness wrote carries `wrapper`, its wrapper's name (wrappers.label)."""
 
     diverged: bool
+    wrapper: NotRequired[str]
 
 
 class CompareGitJson(TypedDict):

@@ -202,9 +202,7 @@ def test_stopping_mid_text_keeps_the_text_shown_so_far(
 ) -> None:
     events = stream("anthropic_text")
     cut = next(i for i, e in enumerate(events) if e["type"] == "content_block_stop")
-    shown = "".join(
-        e["delta"]["text"] for e in events[:cut] if e["type"] == "content_block_delta"
-    )
+    shown = "".join(e["delta"]["text"] for e in events[:cut] if e["type"] == "content_block_delta")
     assert shown, "the fixture streams text before the block stops"
     adapter = AnthropicStreamAdapter(forest, sid, keep_notifications=False)
     assert replay(adapter, events[:cut], close=False) is None

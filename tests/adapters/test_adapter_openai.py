@@ -165,9 +165,7 @@ def test_stopping_mid_text_keeps_the_text_shown_so_far(
 ) -> None:
     events = stream("openai_text")
     cut = next(i for i, e in enumerate(events) if e["type"] == "response.output_text.done")
-    shown = "".join(
-        e["delta"] for e in events[:cut] if e["type"] == "response.output_text.delta"
-    )
+    shown = "".join(e["delta"] for e in events[:cut] if e["type"] == "response.output_text.delta")
     assert shown, "the fixture streams text before the part is done"
     adapter = OpenAIResponsesStreamAdapter(forest, sid, keep_notifications=False)
     assert replay(adapter, events[:cut], close=False) is None

@@ -348,11 +348,12 @@ def test_a_server_with_a_token_asks_for_it_and_then_works_live(
         listed = httpx.post(
             f"{running.url}/rpc",
             json={"jsonrpc": "2.0", "method": "sessions/list", "id": 1,
-                  "params": {"include_hidden": False}},
+                  "params": {"include_hidden": False, "order": "updated"}},
             headers={"Authorization": f"Bearer {TOKEN}"},
         ).json()["result"]  # fmt: skip
         chats = page.get_by_role("list", name="All chats").get_by_role("button")
-        expect(chats).to_have_count(len(listed["sessions"]))
+        newest = next(s["title"] for s in listed["sessions"] if s["entry_count"] > 0)
+        expect(chats.first).to_contain_text(newest[:20])
         open_chat(page, "Fix 'database is locked' in the nightly import")
         # The WebSocket authenticated with its first message: live updates arrive.
         expect(page.get_by_role("status", name="Live updates: live")).to_be_visible()

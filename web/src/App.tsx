@@ -50,9 +50,14 @@ function savedFilters(): Filters {
 interface PathView {
   chat: string;
   end: string | null; // null: the active branch
+  ids: string[]; // the whole path's ids, root first (from the snapshot)
   entries: LogEntryJson[];
   earlier: boolean;
+  later: boolean; // the entries stop before the path's end (a target far back)
 }
+
+/** Entries read after a far target, so it shows with what followed it. */
+const AFTER_TARGET = 100;
 
 export function App() {
   const [sessions, setSessions] = useState<SessionJson[]>([]);
@@ -155,15 +160,19 @@ export function App() {
       const onActive = target === null || snap.active_path.includes(target);
       const end = onActive ? null : newestTip(snap.nodes, target);
       const ids = end === null ? snap.active_path : pathTo(snap.nodes, end);
-      const from = target ? ids.indexOf(target) : ids.length;
-      const limit = Math.max(PAGE_ENTRIES, ids.length - Math.max(0, from) + 20);
+      const from = target ? Math.max(0, ids.indexOf(target)) : ids.length;
+      // Near the end: read to the end. Far back: a page around it; later pages on request.
+      const far = ids.length - from > PAGE_ENTRIES * 4;
+      const stop = far ? ids[Math.min(ids.length - 1, from + AFTER_TARGET)] : (end ?? undefined);
+      const limit = far ? PAGE_ENTRIES : Math.max(PAGE_ENTRIES, ids.length - from + 20);
       const params: Params<"sessions/log"> = { session_id: id, limit };
-      if (end !== null) params.end = end;
+      if (stop) params.end = stop;
       const entries = await call("sessions/log", params);
       if (ticket !== loadTicket.current) return;
       setSnapshot(snap);
       setWorkers(ws);
-      setPath({ chat: id, end, entries, earlier: entries.length > 0 && entries[0].parent_id !== null });
+      const last = entries[entries.length - 1]?.id;
+      setPath({ chat: id, end, ids, entries, earlier: entries.length > 0 && entries[0].parent_id !== null, later: far && last !== ids[ids.length - 1] });
     } catch (e) {
       if (ticket === loadTicket.current) setNotice(`Could not open the chat: ${message(e)}`);
     }
@@ -177,6 +186,21 @@ export function App() {
     setPath((cur) =>
       cur && cur.chat === p.chat && cur.entries[0]?.id === first.id
         ? { ...cur, entries: [...entries, ...cur.entries], earlier: entries[0]?.parent_id != null }
+        : cur,
+    );
+  }, [path]);
+
+  const loadLater = useCallback(async () => {
+    const p = path;
+    const last = p?.entries[p.entries.length - 1];
+    if (!p || !last) return;
+    const at = p.ids.indexOf(last.id);
+    const next = Math.min(p.ids.length - 1, at + PAGE_ENTRIES);
+    if (at < 0 || next <= at) return;
+    const entries = await call("sessions/log", { session_id: p.chat, end: p.ids[next], limit: next - at });
+    setPath((cur) =>
+      cur && cur.chat === p.chat && cur.entries[cur.entries.length - 1]?.id === last.id
+        ? { ...cur, entries: [...cur.entries, ...entries], later: next < p.ids.length - 1 }
         : cur,
     );
   }, [path]);
@@ -507,6 +531,8 @@ export function App() {
                 highlight={target}
                 earlier={Boolean(path?.earlier)}
                 onEarlier={loadEarlier}
+                later={Boolean(path?.later)}
+                onLater={loadLater}
                 onEdit={onEdit}
                 onRegenerate={onRegenerate}
                 onPreview={preview as (id: string) => void}

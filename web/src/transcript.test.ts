@@ -96,7 +96,7 @@ describe("buildUnits", () => {
   it("draws a harness wrapper as a label, not as something the person said", () => {
     seq = 0;
     const units = buildUnits([entry("user.message", { content: [{ type: "text", text: "<command-name>/exit</command-name>" }] }, "context", { wrapper: "command /exit" })]);
-    expect(units[0]).toMatchObject({ type: "wrapper", label: "command /exit" });
+    expect(units[0]).toMatchObject({ type: "wrapper", label: "command /exit: /exit" });
   });
 
   it("keeps a result without its call", () => {

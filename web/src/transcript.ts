@@ -99,6 +99,17 @@ export function wrapperOf(entry: LogEntryJson): string | null {
   return typeof w === "string" && w ? w : null;
 }
 
+/** A wrapper's label with what it carries, e.g. "command-name: /context". */
+export function wrapperLabel(label: string, text: string): string {
+  const line = text
+    .replace(/<[^>]*>/g, " ")
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .find((l) => l);
+  if (!line) return label;
+  return `${label}: ${line.length > 60 ? `${line.slice(0, 59)}…` : line}`;
+}
+
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 
 /** The key argument of a tool call, by what its input holds (any harness's names). */
@@ -304,7 +315,7 @@ export function buildUnits(entries: readonly LogEntryJson[], filters: Filters = 
       case "user.message": {
         if (hidden && !filters.hidden) continue;
         const label = wrapperOf(entry);
-        if (label) push({ type: "wrapper", ...one, label, text: textOf(p.content) });
+        if (label) push({ type: "wrapper", ...one, label: wrapperLabel(label, textOf(p.content)), text: textOf(p.content) });
         else push({ type: "user", ...one, blocks: blocksOf(entry, filters, false) });
         break;
       }

@@ -81,12 +81,13 @@ describe("ForestView", () => {
     expect(within(region).getByRole("heading", { name: /Forest\s*4 entries · 2 branches/ })).toBeTruthy();
     const tree = within(region).getByRole("tree", { name: "Entries of this chat" });
     expect(within(tree).getAllByRole("treeitem")).toHaveLength(4);
-    const first = await screen.findByRole("treeitem", { name: "#1 user: fix the lock, diverged from the worktree, on the active path" });
+    // The accessible name starts with what the node shows: its number and text.
+    const first = await screen.findByRole("treeitem", { name: "#1 fix the lock, user, diverged from the worktree, on the active path" });
     expect(first.getAttribute("title")).toBe("#1 user: fix the lock");
     expect(first.textContent).toContain("fix the lock");
-    expect(screen.getByRole("treeitem", { name: "#2 assistant, checkpoint plan: WAL mode, on the active path" })).toBeTruthy();
+    expect(screen.getByRole("treeitem", { name: "#2 ⚑ plan, assistant, checkpoint plan, on the active path" })).toBeTruthy();
     // Off the active path: no "on the active path".
-    expect(screen.getByRole("treeitem", { name: "#4 user: try a timeout" })).toBeTruthy();
+    expect(screen.getByRole("treeitem", { name: "#4 try a timeout, user" })).toBeTruthy();
   });
 
   it("folds hidden entries away: they are neither nodes nor branch tips", () => {
@@ -104,26 +105,26 @@ describe("ForestView", () => {
 
   it("marks the head, and only the head, with aria-current", () => {
     renderForest();
-    const head = screen.getByRole("treeitem", { name: /^#3 user.*, head, matches the worktree, on the active path$/ });
+    const head = screen.getByRole("treeitem", { name: /^#3 .*, head, matches the worktree, on the active path$/ });
     expect(head.getAttribute("aria-current")).toBe("true");
     expect(head.getAttribute("aria-selected")).toBe("false"); // selected: the entry being read
     const current = screen.getAllByRole("treeitem").filter((t) => t.hasAttribute("aria-current"));
     expect(current).toEqual([head]);
     // Roving tabindex: the head is the one tab stop.
     expect(head.tabIndex).toBe(0);
-    expect(screen.getByRole("treeitem", { name: /^#4 user/ }).tabIndex).toBe(-1);
+    expect(screen.getByRole("treeitem", { name: /^#4 / }).tabIndex).toBe(-1);
   });
 
   it("opens a node's branch (never moves the head) when Enter is pressed on it", () => {
     const onMove = renderForest();
-    fireEvent.keyDown(screen.getByRole("treeitem", { name: /^#4 user/ }), { key: "Enter" });
+    fireEvent.keyDown(screen.getByRole("treeitem", { name: /^#4 / }), { key: "Enter" });
     expect(onMove).toHaveBeenCalledWith("e4");
   });
 
   it("opens it on Space and on click too", () => {
     const onMove = renderForest();
-    fireEvent.keyDown(screen.getByRole("treeitem", { name: /^#2 assistant/ }), { key: " " });
-    fireEvent.click(screen.getByRole("treeitem", { name: /^#1 user/ }));
+    fireEvent.keyDown(screen.getByRole("treeitem", { name: /^#2 / }), { key: " " });
+    fireEvent.click(screen.getByRole("treeitem", { name: /^#1 / }));
     expect(onMove.mock.calls).toEqual([["e2"], ["e1"]]);
   });
 
@@ -132,11 +133,11 @@ describe("ForestView", () => {
     const head = screen.getByRole("treeitem", { name: /head/ });
     head.focus();
     fireEvent.keyDown(head, { key: "ArrowUp" });
-    const parent = screen.getByRole("treeitem", { name: /^#2 assistant/ });
+    const parent = screen.getByRole("treeitem", { name: /^#2 / });
     expect(document.activeElement).toBe(parent);
     expect(parent.tabIndex).toBe(0);
     fireEvent.keyDown(parent, { key: "Home" });
-    expect(document.activeElement).toBe(screen.getByRole("treeitem", { name: /^#1 user/ }));
+    expect(document.activeElement).toBe(screen.getByRole("treeitem", { name: /^#1 / }));
     fireEvent.keyDown(document.activeElement!, { key: "End" });
     expect(document.activeElement).toBe(screen.getByRole("treeitem", { name: /head/ }));
     expect(onMove).not.toHaveBeenCalled();

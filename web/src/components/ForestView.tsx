@@ -224,7 +224,9 @@ export function ForestView({ snapshot, nodes, log, selected, onSelect }: Props) 
                 </svg>
               );
             }
-            const name = `#${p.node.sequence} ${kind}${label ? `, checkpoint ${label}` : ""}${text ? `: ${text}` : ""}`;
+            // The accessible name starts with the node's visible text (seq, then text).
+            const shown = label ? `⚑ ${label}` : text || kind;
+            const more = `${kind}${label ? `, checkpoint ${label}` : ""}`;
             return (
               <div key={p.node.id}>
                 {edge}
@@ -234,8 +236,7 @@ export function ForestView({ snapshot, nodes, log, selected, onSelect }: Props) 
                   aria-level={p.row + 1}
                   aria-selected={p.node.id === selected}
                   aria-current={isHead ? "true" : undefined}
-                  aria-label={`${name}${isHead ? `, head, ${headDivergence.text}` : div ? `, ${div.text}` : ""}${active.has(p.node.id) ? ", on the active path" : ""}`}
-                  title={name}
+                  title={`#${p.node.sequence} ${kind}${text ? `: ${text}` : ""}`}
                   tabIndex={p.node.id === focusId ? 0 : -1}
                   className={cls}
                   style={{ left: x, top: y, width: W, height: H }}
@@ -246,8 +247,11 @@ export function ForestView({ snapshot, nodes, log, selected, onSelect }: Props) 
                   onFocus={() => setFocused(p.node.id)}
                   onKeyDown={(e) => onKeyDown(e, p)}
                 >
-                  <span className="node-seq">{label ? "⚑" : `#${p.node.sequence}`}</span>
-                  <span className="node-text">{label ? label : text || kind}</span>
+                  {/* Named by its content: the visible text first, then what only a screen reader needs. */}
+                  <span className="node-seq">#{p.node.sequence}</span> <span className="node-text">{shown}</span>
+                  <span className="visually-hidden">
+                    {`, ${more}${isHead ? `, head, ${headDivergence.text}` : div ? `, ${div.text}` : ""}${active.has(p.node.id) ? ", on the active path" : ""}`}
+                  </span>
                   {div ? (
                     <span className={`badge ${isHead ? snapshot.divergence : "diverged"}`} aria-hidden="true">
                       {div.symbol}

@@ -260,9 +260,12 @@ interface Props extends Actions {
   /** Whether the server holds earlier entries of this path than `entries` starts with. */
   earlier?: boolean;
   onEarlier?: () => Promise<void>;
+  /** Whether the path goes on after the last of `entries` (a target far back was opened). */
+  later?: boolean;
+  onLater?: () => Promise<void>;
 }
 
-export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight = null, earlier = false, onEarlier, ...actions }: Props) {
+export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight = null, earlier = false, onEarlier, later = false, onLater, ...actions }: Props) {
   const units = useMemo(() => buildUnits(entries, filters), [entries, filters]);
   const [shown, setShown] = useState(PAGE);
   const [loading, setLoading] = useState(false);
@@ -327,6 +330,11 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
           {...actions}
         />
       ))}
+      {later && onLater ? (
+        <button className="earlier" onClick={() => void onLater()}>
+          Show later entries
+        </button>
+      ) : null}
       {live ? (
         <article className={`msg assistant state-${live.state}`} aria-label="Assistant, streaming" aria-live="polite">
           <header>
