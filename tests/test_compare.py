@@ -72,7 +72,7 @@ def two_branches(forest: Forest, repo: Path | None) -> tuple[str, str, str, str]
 def test_two_branches_are_aligned_from_their_common_ancestor(forest: Forest) -> None:
     sid, fork, a, b = two_branches(forest, None)
     head = forest.head(sid)
-    doc = forest.compare(sid, a, b)
+    doc = forest.compare(sid, a, b).to_json()
     assert doc["ancestor"] == fork and doc["shared"] == 2
     assert [e["payload"]["content"][0]["text"] for e in doc["a_entries"]] == [
         "try WAL mode", "Switched to WAL.", "thanks"
@@ -86,7 +86,7 @@ def test_two_branches_are_aligned_from_their_common_ancestor(forest: Forest) -> 
 
 def test_one_side_may_be_an_ancestor_of_the_other(forest: Forest) -> None:
     sid, fork, a, _ = two_branches(forest, None)
-    doc = forest.compare(sid, fork, a)
+    doc = forest.compare(sid, fork, a).to_json()
     assert doc["ancestor"] == fork and doc["a_entries"] == []
     assert [r["a"] for r in doc["rows"]] == [None, None]
 
@@ -97,7 +97,7 @@ def test_the_git_diff_between_the_stamped_heads_and_their_dirty_states(
     forest = Forest.open(tmp_path / "f.db")
     try:
         sid, _, a, b = two_branches(forest, repo)
-        git_part = forest.compare(sid, a, b)["git"]
+        git_part = forest.compare(sid, a, b).git
     finally:
         forest.close()
     assert git_part["state"] == "compared", git_part["reason"]

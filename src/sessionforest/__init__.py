@@ -5,6 +5,7 @@ durable store of many sessions with movable heads, on SQLite by default.
 """
 
 from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
+from .deadline import Deadline
 from .errors import (
     AdapterError,
     AmbiguousId,
@@ -33,6 +34,7 @@ from .errors import (
     NotOnActiveBranch,
     ProjectionError,
     ProviderError,
+    SearchStopped,
     SessionBound,
     SessionDamaged,
     SessionError,
@@ -96,6 +98,7 @@ __all__ = [
     "CheckReport",
     "Conflict",
     "Damaged",
+    "Deadline",
     "DeltaRefused",
     "DuplicateId",
     "EmptySession",
@@ -130,6 +133,7 @@ __all__ = [
     "ProviderError",
     "RepairAction",
     "RepairReport",
+    "SearchStopped",
     "Session",
     "SessionBound",
     "SessionDamaged",

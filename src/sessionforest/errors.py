@@ -42,6 +42,7 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
+    ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -556,6 +557,15 @@ class BackendUnavailable(Unavailable):
     def __init__(self, install: str) -> None:
         self.install = install
         super().__init__(f"this feature needs an optional dependency: {install}")
+
+
+class SearchStopped(Unavailable):
+    """A search gave up before answering: its deadline passed or its client went away
+    (sessionforest.deadline). Searches only read: nothing was changed."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the search stopped: {reason}")
 
 
 class NoModelConfigured(Unavailable):

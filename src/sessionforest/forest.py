@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from .deadline import Deadline, running
 from .documents import (
     compare_document,
     divergence_marks,
@@ -38,7 +39,7 @@ from .errors import (
 )
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
-from .ids import Clock, id_problem, new_id, utc_now
+from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
     ChatSpec,
@@ -53,7 +54,7 @@ from .model import (
     Transcript,
 )
 from .rules import refs
-from .rules.append import prepare, stamp_text
+from .rules.append import created_time, prepare, stamp_text
 from .search import find, recall
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
@@ -73,12 +74,13 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import CompareJson, Workers
+from .wire import Compare, LogEntryJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
     from .io.position import SourcePosition
     from .io.report import Progress
+    from .io.sources import Location
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -184,14 +186,22 @@ class Forest(TreeFacade):
         visibility: str = SessionVisibility.TOP_LEVEL,
         created_at: str | None = None,
     ) -> str:
-        """Create an empty session; `cwd` binds it to a directory (its appends are stamped)."""
+        """Create an empty session; `cwd` binds it to a directory (its appends are stamped).
+
+        The title is stored as `ids.title_text` makes it (one line, no control
+        characters), the rule every importer follows too; `created_at` must be an
+        ISO 8601 time (InvalidArgument otherwise).
+        """
+        created = created_time(created_at)
         if visibility not in SessionVisibility.__members__.values():
             raise InvalidArgument("session visibility", f"{visibility!r}")
         if session_id and (why := id_problem(session_id)) is not None:
             raise InvalidArgument("session id", f"{session_id!r} {why}")
         sid = session_id or new_id()
         directory = os.path.abspath(cwd) if cwd is not None else None
-        row = NewSession(sid, title, harness, directory, created_at or self._now(), str(visibility))
+        row = NewSession(
+            sid, title_text(title), harness, directory, created or self._now(), str(visibility)
+        )
         self._store.insert_session(row)
         return sid
 
@@ -274,7 +284,7 @@ class Forest(TreeFacade):
         """
         body, vis = prepare(kind, payload, visibility)
         entry_id, now = new_id(), self._now()
-        created = created_at or now
+        created = created_time(created_at) or now
         if isinstance(stamp, Auto):
             stamping = self._worktrees.stamping(session_id)
         else:
@@ -305,11 +315,12 @@ class Forest(TreeFacade):
         for i, r in enumerate(requests):
             try:
                 body, vis = prepare(r.kind, r.payload, r.visibility)
+                created = created_time(r.created_at) or now
                 stamping = self._worktrees.stamping(r.session_id)
             except ForestError as exc:
                 results[i] = exc
                 continue
-            item = NewEntry(new_id(), r.kind, r.payload, body, vis, r.created_at or now)
+            item = NewEntry(new_id(), r.kind, r.payload, body, vis, created)
             group.append(GroupedAppend(r.session_id, (item,), r.parent, r.expect_head, now,
                                        stamping))  # fmt: skip
             placed.append((i, item))
@@ -473,7 +484,7 @@ class Forest(TreeFacade):
     @suggesting
     def log_document(
         self, session_id: str, limit: int | None = None, end: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[LogEntryJson]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
         marked `diverged`; `end`: the path to that entry instead (the head stays)."""
         if limit is not None and limit < 1:
@@ -481,7 +492,7 @@ class Forest(TreeFacade):
         return log_document(self._store, self._worktrees, session_id, limit, end)
 
     @suggesting
-    def compare(self, session_id: str, a: str, b: str) -> CompareJson:
+    def compare(self, session_id: str, a: str, b: str) -> Compare:
         """Two branches side by side from their common ancestor (docs in compare.py)."""
         return compare_document(self._store, self._worktrees, session_id, a, b)
 
@@ -523,12 +534,13 @@ class Forest(TreeFacade):
 
     @suggesting
     def search_session_entries(
-        self, session_id: str, query: str, limit: int = 10
+        self, session_id: str, query: str, limit: int = 10, *, deadline: Deadline | None = None
     ) -> list[EntryHit]:
         """Entries of this one session matching `query`, best first (ended chats too);
-        `limit` must be at least 1."""
+        `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
+        once it passes or is cancelled."""
         check_limit(limit)
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
             return recall.search_session_entries(index, session_id, query, limit)
 
@@ -538,12 +550,16 @@ class Forest(TreeFacade):
         now: datetime | None = None,
         limit: int = 8,
         harness: str | None = None,
+        *,
+        deadline: Deadline | None = None,
     ) -> ChatSearch:
         """Top-level chats matching `query`, best first, and whether the index is sure.
 
         Time phrases resolve against `now` (default: the store's clock);
         `harness` restricts the chats to one harness, as a harness word does;
-        `limit` must be at least 1.
+        `limit` must be at least 1. With a `deadline` (sessionforest.deadline), the
+        search stops, raising SearchStopped, once it passes or is cancelled (a
+        server's client that went away): nothing is left running.
         """
         check_limit(limit)
         leg = self._semantic
@@ -551,7 +567,7 @@ class Forest(TreeFacade):
             # A few pending vectors (a chat appended to just now) are made first.
             self._indexed()
             leg.freshen()
-        with self._backend.search() as index:
+        with running(deadline), self._backend.search(deadline) as index:
             ranked = leg.ranked if leg is not None else None
             return find.search_chats(
                 index, query, now or self._clock(), limit, harness, semantic=ranked
@@ -639,6 +655,31 @@ class Forest(TreeFacade):
             self._indexed()
             self._semantic.catch_up()
         return report, done
+
+    def sources(self) -> list[Location]:
+        """Every harness location on this machine (io/sources.py), each counted against
+        what this store imported from it (new files, files written since)."""
+        from .io import sources
+
+        imported: dict[str, str] = {}
+        for info in self.sessions(include_hidden=True):
+            if info.source_path:
+                imported[info.source_path] = max(
+                    imported.get(info.source_path, ""), info.updated_at
+                )
+        return sources.find(imported)
+
+    def import_everything(
+        self, *, skip_bad: bool = False, progress: Progress | None = None
+    ) -> list[ImportReport]:
+        """Import every location `sources` finds, one report each; idempotent (a second
+        run adds only what the harnesses wrote since)."""
+        return [
+            self.import_chats(
+                location.harness.format, location.path, skip_bad=skip_bad, progress=progress
+            )
+            for location in self.sources()
+        ]
 
     def copy_to(
         self, target: Forest, progress: Callable[[int, int], None] | None = None

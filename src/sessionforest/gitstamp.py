@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import gitsafe
-from .wire import DivergenceJson
+from .model.entries import Divergence as Divergence  # its home is the model
 
 STAMP_VERSION = 1
 
@@ -36,37 +35,6 @@ STATUS_ARGS = (
 
 # The work tree, and the git directories whose config files SafeGit watches.
 ROOT_ARGS = ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
-
-
-@dataclass(frozen=True, slots=True)
-class Divergence:
-    """How an entry's stamp compares with the worktree now."""
-
-    state: str  # "match" | "diverged" | "unknown"
-    head_differs: bool = False
-    dirty_differs: bool = False
-    reason: str = ""
-    stamp: dict[str, Any] | None = None
-    current: dict[str, Any] | None = None
-
-    @property
-    def what(self) -> str:
-        if self.state != "diverged":
-            return ""
-        if self.head_differs and self.dirty_differs:
-            return "both"
-        return "head" if self.head_differs else "dirty"
-
-    def to_json(self) -> DivergenceJson:
-        return {
-            "divergence": self.state,
-            "differs": self.what or None,
-            "head_differs": self.head_differs,
-            "dirty_differs": self.dirty_differs,
-            "reason": self.reason,
-            "stamp": self.stamp,
-            "current": self.current,
-        }
 
 
 def _records(output: bytes) -> tuple[str | None, list[bytes]]:
@@ -193,7 +161,14 @@ def compare(stamp: dict[str, Any] | None, current: dict[str, Any] | None, why: s
             parts.append(f"HEAD was {stamp.get('head')}, now {current.get('head')}")
         if dirty_differs:
             parts.append("uncommitted changes differ")
-        return Divergence("diverged", head_differs, dirty_differs, "; ".join(parts), stamp, current)
+        return Divergence(
+            "diverged",
+            head_differs=head_differs,
+            dirty_differs=dirty_differs,
+            reason="; ".join(parts),
+            stamp=stamp,
+            current=current,
+        )
     return Divergence(
         "match", reason="worktree matches the entry's stamp", stamp=stamp, current=current
     )

@@ -129,6 +129,26 @@ def line_problem(value: str) -> str | None:
     return f"must not contain control characters (found {found.group()!r} at {found.start() + 1})"
 
 
+MAX_TITLE = 200
+# A title's whitespace (line breaks, tabs, the separators) becomes one space; what is
+# left of CONTROL, the Arabic letter mark and lone surrogates (undecodable bytes) goes.
+_TITLE_SPACE = re.compile(r"[\s\x1c-\x1f\x85\u2028\u2029]+")
+_TITLE_DROP = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def title_text(value: str) -> str:
+    """A session title as stored, one rule for every way one arrives (create over RPC,
+    the CLI or the Python API, and every importer): one line, whitespace folded to
+    single spaces, control and bidirectional characters dropped, ends trimmed, at
+    most MAX_TITLE characters (cut with an ellipsis)."""
+    folded = _TITLE_DROP.sub("", _TITLE_SPACE.sub(" ", value)).strip()
+    if len(folded) <= MAX_TITLE:
+        return folded
+    return folded[: MAX_TITLE - 1].rstrip() + "\u2026"
+
+
 def normal_time(value: object) -> str:
     """An ISO 8601 timestamp in the stored form (UTC, milliseconds, `Z`); ValueError if it
     is none. A time without a zone is read as UTC, as importers read such times."""

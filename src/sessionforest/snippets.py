@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .deadline import checkpoint
 from .scripts import ELLIPSIS, MARK
 
 # Runs of letters and digits: the tokens of FTS5's unicode61 and of the
@@ -197,6 +198,7 @@ def snippet(
         if not text:
             continue
         for span in _windows(text, wanted):
+            checkpoint()
             fragment = _best(text, span, wanted, stems, width)
             if fragment is not None and (chosen is None or fragment.score > chosen[0].score):
                 chosen = (fragment, text)

@@ -10,37 +10,17 @@ says it returns cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NotRequired, TypedDict
+from typing import Any, ClassVar, TypedDict
 
+# The Entry documents are defined beside Entry (model/entries.py).
+from .model.entries import EntryJson as EntryJson
+from .model.entries import JsonObject as JsonObject
+from .model.entries import LogEntryJson as LogEntryJson
 from .model.sessions import SessionInfo
 from .model.value import Value
 
-JsonObject = dict[str, Any]
 # A document as JSON types (what a value's `to_json` gives).
 Json = dict[str, Any]
-
-
-class EntryJson(TypedDict):
-    """One immutable entry (`Entry.to_json`)."""
-
-    id: str
-    session_id: str
-    parent_id: str | None
-    sequence: int
-    kind: str
-    payload: JsonObject
-    context_visibility: str
-    semantic_schema_version: int
-    created_at: str
-    stamp: JsonObject | None
-
-
-class LogEntryJson(EntryJson):
-    """An entry of a path, marked when its worktree stamp has diverged; a user message
-    the harness wrote carries `wrapper`, its wrapper's name (wrappers.label)."""
-
-    diverged: bool
-    wrapper: NotRequired[str]
 
 
 class CompareGitJson(TypedDict):
@@ -58,16 +38,20 @@ class CompareGitJson(TypedDict):
     truncated: bool
 
 
-class CompareRowJson(TypedDict):
+class CompareRow(Value, frozen=True):
     """One aligned row: a turn of each side (its entry ids), or of one side only."""
+
+    wire_name: ClassVar[str] = "CompareRowJson"
 
     a: list[str] | None
     b: list[str] | None
     same: bool
 
 
-class CompareJson(TypedDict):
+class Compare(Value, frozen=True):
     """Two branches of one chat from their common ancestor (`Forest.compare`)."""
+
+    wire_name: ClassVar[str] = "CompareJson"
 
     session_id: str
     a: str
@@ -76,7 +60,7 @@ class CompareJson(TypedDict):
     shared: int
     a_entries: list[LogEntryJson]
     b_entries: list[LogEntryJson]
-    rows: list[CompareRowJson]
+    rows: list[CompareRow]
     git: CompareGitJson
 
 
@@ -100,46 +84,6 @@ class Workers(Value, frozen=True):
 
     parent: SessionInfo | None
     workers: list[WorkerChat]
-
-
-class DivergenceJson(TypedDict):
-    """How an entry's worktree stamp compares with the worktree now (`Divergence.to_json`)."""
-
-    divergence: str
-    differs: str | None
-    head_differs: bool
-    dirty_differs: bool
-    reason: str
-    stamp: JsonObject | None
-    current: JsonObject | None
-
-
-class NodeJson(TypedDict):
-    """A node of the tree's skeleton (no payload)."""
-
-    id: str
-    parent_id: str | None
-    sequence: int
-    kind: str
-    context_visibility: str
-    active: bool
-
-
-class CheckpointRefJson(TypedDict):
-    id: str
-    label: str
-
-
-class SnapshotJson(DivergenceJson):
-    """One consistent view of a session's tree (`Snapshot.to_json`)."""
-
-    session_id: str
-    head: str | None
-    selected: str | None
-    active_path: list[str]
-    tips: list[str]
-    checkpoints: list[CheckpointRefJson]
-    nodes: list[NodeJson]
 
 
 class EntryHitJson(TypedDict):
@@ -272,9 +216,11 @@ class Resolved(Value, frozen=True):
     entry_id: str | None
 
 
-class EntriesPageJson(TypedDict):
+class EntriesPage(Value, frozen=True):
     """`sessions/entries`: entries after a sequence, in sequence order, and the head now.
     `next_after` (the last entry's sequence) asks for the next page; null: no more."""
+
+    wire_name: ClassVar[str] = "EntriesPageJson"
 
     session_id: str
     head: str | None
@@ -282,8 +228,10 @@ class EntriesPageJson(TypedDict):
     next_after: int | None
 
 
-class ExportJson(TypedDict):
+class Export(Value, frozen=True):
     """`sessions/export`: the session as JSONL text in one of the export formats."""
+
+    wire_name: ClassVar[str] = "ExportJson"
 
     session_id: str
     format: str

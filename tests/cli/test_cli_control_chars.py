@@ -9,11 +9,15 @@ keeps the text exact.
 from __future__ import annotations
 
 import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from sessionforest import Forest as Store
+from sessionforest.ids import title_text
 from sessionforest.render import escape, preview
 
 if TYPE_CHECKING:
@@ -38,13 +42,22 @@ def _text(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def _raw_title(db: Path, sid: str, title: str) -> None:
+    """Store `title` as written before titles were cleaned (ids.title_text): old stores
+    hold such titles, and every surface must still show them on one line."""
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, sid))
+
+
 @pytest.fixture
 def nasty(forest: ForestCli) -> str:
     with Store.open(forest.db) as store:
         sid = store.create_session(NASTY, harness="h\x1bh", cwd="/nowhere/a\nb")
+        assert store.session(sid).title == title_text(NASTY)  # what creating stores now
         store.append(sid, "user.message", _text("find the " + NASTY), stamp=None)
         store.checkpoint(sid, NASTY)
         store.append(sid, "assistant.message", _text(NASTY + " tail"), stamp=None)
+    _raw_title(forest.db, sid, NASTY)
     return sid
 
 
@@ -104,7 +117,8 @@ def test_error_lines_stay_one_line(forest: ForestCli, nasty: str) -> None:
     with Store.open(forest.db) as store:
         # Another id sharing all but the last character (never the same id).
         twin = nasty[:-1] + ("z" if nasty[-1] != "z" else "y")
-        store.create_session("twin\nof nasty", session_id=twin)
+        store.create_session("twin of nasty", session_id=twin)
+    _raw_title(forest.db, twin, "twin\nof nasty")
     line = forest.fail(3, "log", nasty[:-1])  # ambiguous: both titles are quoted
     assert "twin\\nof nasty" in line
     assert SHOWN[:40] in line

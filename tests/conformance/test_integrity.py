@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -9,11 +10,13 @@ import pytest
 from conformance.backends import Harness, Refused
 from sessionforest import (
     Forest,
+    InvalidArgument,
     SessionDamaged,
     SessionQuarantined,
     UnknownSession,
     UnsupportedSchemaVersion,
 )
+from sessionforest.forest import AppendRequest
 
 
 def user(text: str) -> dict[str, Any]:
@@ -265,3 +268,40 @@ def test_append_at_a_broken_head_writes_nothing(
     with pytest.raises(SessionDamaged, match=f"head {target}"):
         forest.append(sid, "user.message", user("lost"))
     assert entry_rows(harness, forest) == before
+
+
+@pytest.mark.parametrize("bad", ["zzzz", "<script>", "2024-13-45T00:00:00Z", ""])
+def test_created_at_must_be_a_time(forest: Forest, harness: Harness, bad: str) -> None:
+    # Before: "zzzz" and "<script>" were stored, `check` said ok, exports then failed.
+    before = harness.dump(forest, "sessions", "session_entries")
+    with pytest.raises(InvalidArgument, match="created_at"):
+        forest.create_session("t", created_at=bad)
+    sid = forest.create_session("t", created_at="2024-05-01T10:00:00+02:00")
+    assert forest.session(sid).created_at == "2024-05-01T08:00:00.000Z"  # the stored form
+    with pytest.raises(InvalidArgument, match="created_at"):
+        forest.append(sid, "user.message", user("x"), created_at=bad)
+    [refused] = forest.append_group([AppendRequest(sid, "user.message", user("x"),
+                                                   created_at=bad)])  # fmt: skip
+    assert isinstance(refused, InvalidArgument)
+    assert forest.entries_after(sid, 0, 10) == []
+    after = harness.dump(forest, "session_entries")
+    assert after == harness.dump(forest, "session_entries") and before is not None
+
+
+def test_check_reports_a_stored_time_it_cannot_read(forest: Forest, harness: Harness) -> None:
+    # As a writer that did not check left them (entries are immutable: inserted so).
+    sid = forest.create_session("t")
+    harness.add_entry(forest, sid, "bad", None, 1, created_at="zzzz")
+    harness.point_head(forest, sid, "bad")
+    harness.update_row(forest, "sessions", sid, created_at="<script>")
+    report = forest.check()
+    found = {(p.code, p.entry_id, p.detail) for p in report.problems}
+    assert found == {
+        ("bad-time", "bad", "the entry's created_at 'zzzz' is not an ISO 8601 time"),
+        ("bad-time", None, "the session's created_at '<script>' is not an ISO 8601 time"),
+    }
+    assert not report.ok and report.quarantined == ()  # reported; the session still reads
+    assert forest.append(sid, "user.message", user("more")).sequence == 2
+    # Before: the yoagent export failed with an internal error (-32603 over RPC).
+    with pytest.raises(SessionDamaged, match="created_at 'zzzz' is not an ISO 8601 time"):
+        forest.export_yoagent(sid, io.StringIO())

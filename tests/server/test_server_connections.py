@@ -162,3 +162,21 @@ def test_a_websocket_that_never_authenticates_is_closed_at_the_deadline(quick: R
         with pytest.raises(Exception) as closed:
             ws.recv(timeout=30)
         assert "4401" in str(closed.value)
+
+
+def test_websockets_that_never_authenticate_do_not_lock_out_clients(tmp_path: Path) -> None:
+    # Before: 32 WebSockets that never sent the auth message locked out every real client.
+    server = start(tmp_path / "store.db", env={"FOREST_TOKEN": TOKEN})
+    hello = json.dumps({"jsonrpc": "2.0", "method": "rpc.authenticate",
+                        "params": {"token": TOKEN}, "id": 0})  # fmt: skip
+    try:
+        with ExitStack() as stack:
+            for _ in range(40):  # more than max_websockets, none authenticated
+                stack.enter_context(connect(server.ws))
+            with connect(server.ws) as real:
+                real.send(hello)
+                assert json.loads(real.recv(timeout=30))["result"] == {"authenticated": True}
+                real.send(json.dumps(LIST))
+                assert json.loads(real.recv(timeout=30))["result"]["total"] == 0
+    finally:
+        assert server.stop() == 0

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from sessionforest import Forest
 from sessionforest.cli.main import cli
 from sessionforest.gitstamp import Stamper
+from sessionforest.model import CheckpointRef
 
 MSG = {"content": [{"type": "text", "text": "hi"}]}
 
@@ -236,7 +237,7 @@ def test_snapshot_has_tree_path_tips_checkpoints_and_divergence(forest: Forest, 
     assert snap.head == right.id and snap.selected == right.id
     assert snap.active_path == (root.id, right.id)
     assert snap.tips == (cp.id, right.id)
-    assert snap.checkpoints == ((cp.id, "left"),)
+    assert snap.checkpoints == (CheckpointRef(cp.id, "left"),)
     assert [n.id for n in snap.nodes] == [root.id, left.id, cp.id, right.id]
     assert snap.divergence.state == "match"
     as_json = snap.to_json()

@@ -39,7 +39,9 @@ def diff(state: State, session: str, a: str, b: str, patch: bool, as_json: bool)
     changes differ. Nothing is written and the head does not move."""
     forest = state.reader
     sid = forest.resolve_session(session)
-    doc = forest.compare(sid, resolve_entry(forest, sid, a), resolve_entry(forest, sid, b))
+    doc = forest.compare(
+        sid, resolve_entry(forest, sid, a), resolve_entry(forest, sid, b)
+    ).to_json()
     if as_json:
         emit_json(doc)
         return

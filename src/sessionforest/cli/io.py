@@ -19,6 +19,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from .. import Forest
+from ..errors import ForestError
 from ..io.claude_code import DEFAULT_ROOT
 from ..io.sources import HARNESSES, Harness
 from ..model import ImportReport
@@ -123,13 +124,73 @@ def export_gasp(
         click.echo(escape(f"{transcript.sha256}  {transcript.relative}"))
 
 
-@click.group("import")
-def import_group() -> None:
+@click.group("import", invoke_without_command=True)
+@click.option(
+    "--skip-bad", is_flag=True, help="Skip (and report) bad lines instead of failing their chat."
+)
+@json_option
+@click.pass_context
+def import_group(ctx: click.Context, skip_bad: bool, as_json: bool) -> None:
     """Import chats from files other tools wrote (one subcommand per format).
 
-    Each chat is imported on its own: one that fails is not imported, the
-    others are, and the command ends by naming each failure and exits 1.
+    With no format: everything `forest sources` finds on this machine, each
+    harness from where it keeps its history; run it again to bring in only
+    what is new. Each chat is imported on its own: one that fails is not
+    imported, the others are, and the command ends by naming each failure and
+    exits 1.
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    state = ctx.find_object(State)
+    assert state is not None
+    with _bar() as bar:
+        reports = state.creator.import_everything(skip_bad=skip_bad, progress=bar)
+    if as_json:
+        emit_json([r.to_json() for r in reports])
+    else:
+        if not reports:
+            click.echo(
+                "no harness history found on this machine (forest sources lists where it looks)"
+            )
+        for report in reports:
+            click.echo(escape(f"{report.format}: imported {report.summary()}"))
+            for note in report.notes:
+                click.echo(escape(f"note: {note}"), err=True)
+    failed = [f for r in reports for f in r.failed]
+    for failure in failed:
+        click.echo(escape(f"error: {failure}"), err=True)
+    if failed:
+        raise click.exceptions.Exit(1)
+
+
+@click.command("sources")
+@json_option
+@pass_state
+def sources(state: State, as_json: bool) -> None:
+    """List every harness location found on this machine (the harnesses' own variables
+    first: CODEX_HOME, CLAUDE_CONFIG_DIR, XDG_DATA_HOME, ..., then their defaults), with
+    file and chat counts and what is new since the last import."""
+    try:
+        found = state.reader.sources()
+    except ForestError:  # no store yet: everything is new
+        from ..io.sources import find
+
+        found = find({})
+    if as_json:
+        emit_json([location.to_json() for location in found])
+        return
+    if not found:
+        click.echo("no harness history found on this machine")
+        return
+    for location in found:
+        data = location.to_json()
+        where = f"{data['path']} ({data['from']})"
+        counts = (
+            f"{plural(data['files'], 'file')}, {plural(data['chats'], 'chat')}; "
+            f"{data['new']} new, {data['changed']} changed since the last import"
+        )
+        click.echo(escape(f"{data['name']:<12} {where}"))
+        click.echo(escape(f"{'':<12} {counts}"))
 
 
 class _Bar:

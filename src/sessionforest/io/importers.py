@@ -21,7 +21,19 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import chatgpt, claude_code, codex, gemini, native, pi, yoagent
+from . import (
+    aider,
+    chatgpt,
+    claude_code,
+    cline,
+    codex,
+    copilot,
+    gemini,
+    native,
+    opencode,
+    pi,
+    yoagent,
+)
 from .common import Mark, file_size, is_jsonl, jsonl_files
 from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
@@ -36,6 +48,7 @@ class Reader:
 
     read: Callable[[ImportRun, Path, Notes], None]
     walks: bool = False  # a directory is walked for its .jsonl files
+    folder: bool = False  # a directory is one source (OpenCode's data folder or storage/)
     order: Callable[[list[Path]], list[Path]] = list  # the order the files are read in
     size: Callable[[Path], int] = file_size  # bytes read from one file (the progress bar)
     follow: Follow | None = None  # reads what was appended since a saved position
@@ -56,6 +69,12 @@ READERS: dict[str, Reader] = {
         follow=gemini.follow,
         accept=gemini.accept,
     ),
+    copilot.FORMAT: Reader(
+        copilot.import_file, walks=True, follow=copilot.follow, accept=copilot.accept
+    ),
+    opencode.FORMAT: Reader(opencode.import_file, folder=True, follow=opencode.follow),
+    aider.FORMAT: Reader(aider.import_file, walks=True, accept=aider.accept),
+    cline.FORMAT: Reader(cline.import_file, walks=True, accept=cline.accept),
     chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
     pi.FORMAT: Reader(pi.import_file, walks=True),
     yoagent.FORMAT: Reader(yoagent.import_file),
@@ -85,7 +104,7 @@ def run(
     path = path.expanduser()
     if not path.exists():
         raise ImportRejected(str(path), None, "no such file or directory")
-    if not reader.walks and not path.is_file():
+    if not reader.walks and not reader.folder and not path.is_file():
         raise ImportRejected(str(path), None, f"a {fmt} import reads one file, not a directory")
     report = ImportReport(fmt)
     files = reader.order(jsonl_files(path, report, reader.accept)) if reader.walks else [path]
@@ -117,13 +136,16 @@ def import_source(
         stat = path.stat()
     except OSError as exc:
         raise ImportRejected(str(path), None, exc.strerror or "cannot read it") from None
-    whole = path.is_dir()  # a tree of files (OpenCode's storage/): read whole each time
+    whole = path.is_dir() and not reader.folder  # a tree of files: read whole each time
     if whole and not reader.walks:
         raise ImportRejected(str(path), None, f"a {fmt} source is one file, not a directory")
     report = ImportReport(fmt)
     start = position if fits(position, fmt, path, stat.st_size) else None
     unchanged = (stat.st_size, stat.st_mtime_ns)
-    if start is not None and not whole and (start.size, start.mtime_ns) == unchanged:
+    # (A database's size and mtime stay put while its writes sit in the WAL: OpenCode's
+    # reader compares each session's update time instead.)
+    quick = not whole and not reader.folder
+    if start is not None and quick and (start.size, start.mtime_ns) == unchanged:
         return report, start  # nothing changed since
     run = ImportRun(bulk, links, report, BadLines(report, skip_bad), progress)
     if progress is not None:
@@ -145,7 +167,7 @@ def import_source(
             cursor = Cursor(Mark(stat.st_size), {})
     if cursor is None or len(report.failed) > failed:
         return report, position or SourcePosition(fmt, str(path))
-    head = "" if whole else head_of(path)
+    head = head_of(path) if path.is_file() and not reader.folder else ""
     return report, SourcePosition(
         fmt,
         str(path),

@@ -22,6 +22,8 @@ from .position import Cursor
 from .report import UNMAPPABLE, ImportRun, Notes
 
 HIDDEN = "hidden"
+# What makes a file a chat: until one of these is read, it is only a harness's context.
+TURNS = frozenset({"user.message", "assistant.message", "tool.completed", "tool.started"})
 Item = tuple[str, dict[str, Any], str | None]  # (kind, payload, visibility or default)
 
 
@@ -45,7 +47,7 @@ class LineChat:
         self.title = ""  # a name the source gives the chat
         self.first_prompt = ""
         self.entries = 0  # conversation entries written (or met) so far
-        self.spoken = False  # a user turn was read: a chat with none yet is not written
+        self.spoken = False  # a turn was read: a chat with none yet (context only) is not written
 
     # --- what a format provides ---
 
@@ -92,6 +94,7 @@ class LineChat:
         self.head = entry
         self.writer.head = entry
         self.entries += 1
+        self.spoken = self.spoken or kind in TURNS
         return entry
 
     def user_turn(self) -> None:
@@ -142,12 +145,12 @@ def read(
     """Read `path` from `start` (else from line `first_line` + 1) into the chat `spec`
     names, each record through the LineChat `make` returns; returns where it stopped.
 
-    A file with no user turn yet (a harness writes its metadata and context
-    first) is not written: noted, and left for a later import from `start`."""
+    A file with no turn yet (a harness writes its metadata and context first)
+    is not written: noted, and left for a later import from `start`."""
     try:
         return _read(run, path, start, spec, make, first_line, notes)
     except _NoTurnYet:
-        notes.add("no user turn yet: nothing imported; a later import reads it again")
+        notes.add("no turn yet: nothing imported; a later import reads it again")
         return start or Cursor()
 
 

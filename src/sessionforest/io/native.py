@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ImportRejected, InvalidPayload
-from ..ids import id_problem, line_problem, normal_time
+from ..ids import id_problem, line_problem, normal_time, title_text
 from ..jsontext import encode, payload_text
 from ..kinds import KINDS, validate_payload
 from ..model import (
@@ -159,7 +159,7 @@ def _header(raw: bytes) -> StoredSession:
     # Checked in this order, so the first bad field is the one named.
     sid = _id(header, "id", "header")
     head = _id(header, "head", "header", optional=True)
-    title = _one_line(header, "title", "header")
+    title = title_text(_require(header, "title", (str,), "header"))  # as every title is
     harness = _one_line(header, "harness", "header")
     created = _time(header, "created_at", "header")
     cwd = _require(header, "cwd", (str, type(None)), "header")

@@ -101,4 +101,4 @@ def fits(position: SourcePosition | None, fmt: str, path: Path, size: int) -> bo
         return False
     if size < position.offset:
         return False  # it shrank: rewritten, not appended to
-    return position.offset == 0 or head_of(path) == position.head
+    return position.offset == 0 or not path.is_file() or head_of(path) == position.head

@@ -15,11 +15,11 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, gemini
+from . import aider, claude_code, cline, codex, copilot, gemini, opencode
 from .common import walk
 
 
@@ -126,6 +126,12 @@ HARNESSES: list[Harness] = [
             _claude, lambda p: p.suffix == ".jsonl"),
     Harness("codex", codex.FORMAT, codex.HARNESS, "Codex CLI rollouts", _codex, codex.accept),
     Harness("gemini", gemini.FORMAT, gemini.HARNESS, "Gemini CLI chats", _gemini, gemini.accept),
+    Harness("copilot", copilot.FORMAT, copilot.HARNESS, "GitHub Copilot CLI sessions",
+            _copilot, copilot.accept),
+    Harness("opencode", opencode.FORMAT, opencode.HARNESS, "OpenCode sessions", _opencode,
+            lambda p: p.suffix == ".json"),
+    Harness("aider", aider.FORMAT, aider.HARNESS, "Aider chat histories", _aider, aider.accept),
+    Harness("cline", cline.FORMAT, cline.HARNESS, "Cline and Roo Code tasks", _cline, cline.accept),
     Harness("pi", "pi", "pi", "pi coding-agent sessions", _pi, lambda p: p.suffix == ".jsonl"),
 ]  # fmt: skip
 
@@ -147,7 +153,7 @@ class Location:
     chats: int = 0
     imported: int = 0  # files some chat was imported from
     new: int = 0  # files no chat was imported from
-    changed: int = 0  # files written since their chats were last imported
+    changed: int = 0  # files written after the newest entry imported from them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,8 +198,12 @@ def _count(location: Location, imported: Imported) -> Location:
         location.files = [path]
     else:
         location.files = walk(path, accept).files
-    if location.harness.format == "opencode" and path.is_file():
-        location.chats = _opencode_sessions(path)
+    if location.harness.format == "opencode":
+        location.chats = (
+            _opencode_sessions(path)
+            if path.is_file()
+            else sum(1 for f in location.files if f.parent.parent.name == "session")
+        )
     elif location.harness.format == "aider":
         location.chats = sum(_aider_runs(f) for f in location.files)
     else:
@@ -204,26 +214,42 @@ def _count(location: Location, imported: Imported) -> Location:
             location.new += 1
             continue
         location.imported += 1
-        if _mtime(file) > when:
+        if _mtime(file) > _later(when):
             location.changed += 1
     return location
 
 
-def _mtime(path: Path) -> str:
+# A file written this long after the newest entry imported from it has more to import
+# (the store keeps when a chat's newest entry was written, not when it was imported).
+SLACK_S = 2.0
+
+
+def _later(when: str) -> float:
     try:
-        stamp = path.stat().st_mtime
+        return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() + SLACK_S
+    except ValueError:
+        return 0.0
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
     except OSError:
-        return ""
-    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return 0.0
 
 
 def _opencode_sessions(path: Path) -> int:
     """Sessions in an OpenCode database, read-only (never migrated, never locked)."""
     try:
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as conn:
-            return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
         return 0
+    try:
+        return int(conn.execute("SELECT count(*) FROM session").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
 
 
 def _aider_runs(path: Path) -> int:

@@ -15,9 +15,9 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import JsonlParseError
+from ..errors import JsonlParseError, SessionDamaged
 from ..ids import iso, parse_iso
-from ..model import ChatSpec
+from ..model import ChatSpec, Entry
 from ..projection import BRANCH_PREAMBLE, COMPACTION_PREAMBLE
 from ..session import _parse_line, _parse_record
 from ..store.base import EntryReader
@@ -144,8 +144,15 @@ def _item(message: dict[str, Any]) -> Item:
 # --- export -------------------------------------------------------------------------
 
 
-def _ms(created_at: str) -> int:
-    return int(parse_iso(created_at).timestamp() * 1000)
+def _ms(entry: Entry) -> int:
+    try:
+        return int(parse_iso(entry.created_at).timestamp() * 1000)
+    except (ValueError, TypeError, OverflowError):
+        # Stored by a writer that did not check it (`check` reports it as bad-time).
+        raise SessionDamaged(
+            entry.session_id,
+            f"entry {entry.id}'s created_at {entry.created_at!r} is not an ISO 8601 time",
+        ) from None
 
 
 def _usage(usage: Any) -> dict[str, int]:
@@ -228,7 +235,7 @@ def export_session(reader: EntryReader, session_id: str, out: IO[str]) -> tuple[
         if kind == "provider.notification" and payload.get("provider") == FORMAT:
             message = payload.get("event")  # a yoagent CustomMessage, as it was
         elif entry.context_visibility == "context":
-            message = _message(kind, payload, _ms(entry.created_at), tools)
+            message = _message(kind, payload, _ms(entry), tools)
         if message is None:
             anchor[entry.id] = up
             continue
@@ -236,7 +243,7 @@ def export_session(reader: EntryReader, session_id: str, out: IO[str]) -> tuple[
             "id": entry.id,
             "parent_id": up,
             "message": message,
-            "timestamp": _ms(entry.created_at),
+            "timestamp": _ms(entry),
         }
         records.append(record)
         by_id[entry.id] = record

@@ -8,7 +8,7 @@ records) and `imports` (what importers consume and produce). It imports only
 """
 
 from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
-from .entries import Entry, Node, Snapshot, Visibility
+from .entries import CheckpointRef, Divergence, Entry, Node, Snapshot, SnapshotNode, Visibility
 from .imports import (
     ChatReport,
     ChatResult,
@@ -45,6 +45,8 @@ __all__ = [
     "ChatResult",
     "ChatSpec",
     "CheckReport",
+    "CheckpointRef",
+    "Divergence",
     "Entry",
     "ImportFailure",
     "ImportOutcome",
@@ -59,6 +61,7 @@ __all__ = [
     "SessionVisibility",
     "SkippedLine",
     "Snapshot",
+    "SnapshotNode",
     "StoredEntry",
     "StoredSession",
     "Transcript",

@@ -94,6 +94,7 @@ class Problem(Value, frozen=True):
     # orphan-parent | cross-session-parent | cycle | sequence-gap | unsupported-version
     # | invalid-head | missing-head | missing-session | path-mismatch
     # | parent-sequence-mismatch (SQLite: an entry's stored parent sequence)
+    # | bad-time (a stored created_at that is not a time: reported, never quarantined)
     code: str
     entry_id: str | None
     detail: str

@@ -27,11 +27,22 @@ class Value(msgspec.Struct, frozen=True):
 
     # The name its schema has in the OpenRPC document (and the web client's type).
     wire_name: ClassVar[str]
+    # Fields holding a value whose JSON keys this value's JSON takes in their place
+    # (a snapshot's divergence): one document composed of two values.
+    flattened: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The value as JSON types: every field, in definition order."""
         document: dict[str, Any] = msgspec.to_builtins(self)
-        return document
+        if not self.flattened:
+            return document
+        composed: dict[str, Any] = {}
+        for key, item in document.items():
+            if key in self.flattened:
+                composed.update(item)
+            else:
+                composed[key] = item
+        return composed
 
     @classmethod
     def from_columns(cls, columns: Mapping[str, Any]) -> Self:
@@ -58,17 +69,21 @@ def schema_components(
     default: a value's JSON always holds every field (a default only matters
     to whoever builds one). `required` is sorted, as msgspec sorts a TypedDict's."""
     schemas, components = msgspec.json.schema_components(types, ref_template=ref_template)
-    names = {
-        cls.__name__: cls.wire_name
-        for cls in _subclasses(Value)
-        if cls.__name__ in components and "wire_name" in cls.__dict__
-    }
-    for name, wire in names.items():
+    values = {cls.__name__: cls for cls in _subclasses(Value) if cls.__name__ in components}
+    names = {name: cls.wire_name for name, cls in values.items() if "wire_name" in cls.__dict__}
+    prefix = ref_template.format(name="")
+    for name, cls in values.items():
         schema = components[name]
-        schema["title"] = wire
-        properties = schema.get("properties", {})
+        schema["title"] = names.get(name, name)
+        properties: dict[str, Any] = {}
+        for key, field in schema.get("properties", {}).items():
+            if key in cls.flattened:  # the flattened value's properties, in its place
+                properties.update(components[field["$ref"].removeprefix(prefix)]["properties"])
+            else:
+                properties[key] = field
         for field in properties.values():
             field.pop("default", None)
+        schema["properties"] = properties
         schema["required"] = sorted(properties)
     refs = {
         ref_template.format(name=old): ref_template.format(name=new) for old, new in names.items()

@@ -1,7 +1,9 @@
 """What an append must satisfy before a backend writes it, whatever the backend.
 
 `prepare` validates a payload against its kind and serialises it once (NaN
-and Infinity refused with their field path); `checked` turns the state a
+and Infinity refused with their field path); `created_time` validates a
+caller's `created_at` (an ISO 8601 time, stored in the one sortable form);
+`checked` turns the state a
 backend read inside its write transaction into the parent and sequence to
 write, or the error that refuses the append.
 """
@@ -22,6 +24,7 @@ from ..errors import (
     UnknownSession,
     UnsupportedSchemaVersion,
 )
+from ..ids import normal_time
 from ..jsontext import NonFinite, encode, payload_text
 from ..kinds import validate_payload
 from ..model import SUPPORTED_SCHEMA_VERSIONS, Visibility
@@ -38,6 +41,18 @@ def prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:
             "context_visibility", f"expected context or hidden; got {visibility!r}"
         )
     return payload_text(kind, payload), str(visibility)
+
+
+def created_time(value: str | None) -> str | None:
+    """A caller's `created_at` in the stored form (UTC, milliseconds, `Z`), None for
+    "now"; InvalidArgument when it is not an ISO 8601 time (a later export, sort or
+    time filter would trip on it)."""
+    if value is None:
+        return None
+    try:
+        return normal_time(value)
+    except ValueError as exc:
+        raise InvalidArgument("created_at", str(exc)) from None
 
 
 def stamp_text(stamp: dict[str, Any] | None) -> str | None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import orjson
+
 from ..errors import EntryConflict, ImportRejected, InvalidArgument
 from ..jsontext import payload_text
 from ..kinds import validate_payload
@@ -32,6 +34,7 @@ class QueuedRow(NamedTuple):
     line: int | None
     source: str | None
     text: str | None
+    stamp: str | None = None  # the git state the source states for it (JSON text)
 
 
 # A stored row as `_sorted` compares it:
@@ -122,15 +125,18 @@ class ChatWriterBase:
         visibility: str | None = None,
         line: int | None = None,
         source: str | None = None,
+        stamp: dict[str, Any] | None = None,
     ) -> None:
-        """Queue one entry; raises InvalidPayload (nothing queued) if it breaks its contract."""
+        """Queue one entry; raises InvalidPayload (nothing queued) if it breaks its contract.
+        `stamp`: the git state the source records for it (aider's commits), else none."""
         spec = validate_payload(kind, payload)
         vis = str(spec.default_visibility if visibility is None else visibility)
         if vis not in Visibility.__members__.values():
             raise InvalidArgument("context_visibility", f"expected context or hidden; got {vis!r}")
         body = payload_text(kind, payload)
         text = self._text(kind, payload, body)
-        row = QueuedRow(entry_id, parent, kind, body, vis, created_at, line, source, text)
+        stamped = None if stamp is None else orjson.dumps(stamp).decode()
+        row = QueuedRow(entry_id, parent, kind, body, vis, created_at, line, source, text, stamped)
         queued = self._batch.get(entry_id)
         if queued is not None:
             self._same(queued, row, queued.line)  # the file repeats a line: identical is harmless

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ..ids import normal_time
 from ..model import SUPPORTED_SCHEMA_VERSIONS, CheckReport, Problem, RepairAction
 from ..text import plural
 
@@ -17,6 +18,22 @@ RECOVERED_TITLE = "(recovered session)"
 
 # (entry id, parent id, sequence, schema version, parent's session)
 Row = tuple[str, str | None, int, int, str | None]
+
+# Reported, but they do not fence the session off: its links are whole and it reads.
+NOT_DAMAGE = frozenset({"bad-time"})
+
+
+def time_problem(sid: str, entry_id: str | None, value: object) -> Problem | None:
+    """A stored `created_at` that is not a time (written by raw SQL or by a version
+    that did not check it): exports, time filters and sorting cannot use it."""
+    try:
+        normal_time(value)
+    except ValueError:
+        whose = "the entry's" if entry_id is not None else "the session's"
+        return Problem(
+            sid, "bad-time", entry_id, f"{whose} created_at {value!r} is not an ISO 8601 time"
+        )
+    return None
 
 
 def session_problems(sid: str, rows: list[Row]) -> Iterable[Problem]:
@@ -121,7 +138,7 @@ FORGOT_PATH = RepairAction(
 
 
 def report(problems: list[Problem], sessions: int, entries: int) -> CheckReport:
-    damaged = tuple(sorted({p.session_id for p in problems}))
+    damaged = tuple(sorted({p.session_id for p in problems if p.code not in NOT_DAMAGE}))
     return CheckReport(
         sessions_checked=sessions,
         entries_checked=entries,
@@ -149,6 +166,7 @@ WHY = {
         f"this version can check it; {IMMUTABLE}"
     ),
     "parent-sequence-mismatch": f"the entry's row misstates its parent's sequence; {IMMUTABLE}",
+    "bad-time": f"a stored time is part of its row; {IMMUTABLE} (the session stays readable)",
     "invalid-head": "no entry of this session has an intact path to the root to move the head to",
     "missing-head": "no entry of this session has an intact path to the root to move the head to",
 }

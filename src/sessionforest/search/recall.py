@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
+from ..deadline import checkpoint
 from ..errors import InvalidArgument
 from ..model import LEGACY_KINDS
 from ..store.base import SearchIndex, Term
@@ -64,6 +65,7 @@ def recall(index: SearchIndex, session_id: str, query: str, limit: int) -> list[
     counts: list[int] = []
     used: list[Term] = []
     for i, (text, tokens) in enumerate(terms):
+        checkpoint()
         term = Term(text, tokens, 0, 0)
         rows = scope.matches(text, prefix=False, limit=TERM_ROWS)
         if not rows and len(text) >= MIN_PREFIX_LETTERS and " " not in text:
@@ -87,6 +89,7 @@ def recall(index: SearchIndex, session_id: str, query: str, limit: int) -> list[
     pool = every or list(found)
     best = sorted(pool, key=lambda r: (sum(idf[i] for i in found[r]), r), reverse=True)[:limit]
     scores = {r: sum(idf[i] for i in found[r]) for r in best}
+    checkpoint()
     shown = scope.hits(best, used, texts)
     if not shown:
         return []

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
+from ..deadline import checkpoint
 from ..ids import parse_iso
 from ..store.base import ChatKey, ChatRow, EntryKey, SearchIndex, Term
 from .query import TimeWindow
@@ -301,6 +302,7 @@ def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = 
     per_term: list[tuple[float, dict[ChatKey, int]]] = []
     idfs: dict[int, float] = {}
     for i in order:
+        checkpoint()
         term = everything[i]
         if not term.entries and not term.digest_df:
             continue
@@ -449,6 +451,7 @@ def _ranked(
     (after an OR, the best `shown` chats, at least PROBED_CHATS, are probed for
     the terms their entries hold)."""
     ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
+    checkpoint()
     for position, chat in enumerate(ranked):
         chat.score = _base_score(chat, now)
         if mode == "or" and position < max(shown, PROBED_CHATS):
@@ -579,9 +582,11 @@ def meaning_only(
 
 def hits(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) -> list[ChatHit]:
     """Chat hits with snippets (one snippet per returned chat)."""
-    return [
-        _hit(c, terms, index.snippet(c.key, c.best_entry, terms) if terms else "") for c in chats
-    ]
+    out = []
+    for c in chats:
+        checkpoint()  # a search whose client went away stops between snippets
+        out.append(_hit(c, terms, index.snippet(c.key, c.best_entry, terms) if terms else ""))
+    return out
 
 
 def recent(index: SearchIndex, filters: Filters) -> list[Candidate]:

@@ -33,7 +33,13 @@ from .api import METHODS
 from .context import Client, Server
 from .peer import Peer
 from .rpc import INVALID_REQUEST, Dispatcher, error_message
-from .security import AUTH_PENDING, BEARER_PROTOCOL, SUBPROTOCOL, token_matches
+from .security import (
+    AUTH_PENDING,
+    BEARER_PROTOCOL,
+    SUBPROTOCOL,
+    first_message_token,
+    token_matches,
+)
 from .ui import ui_routes
 
 log = logging.getLogger("sessionforest.server")
@@ -61,7 +67,13 @@ def build_app(server: Server) -> Starlette:
             if len(body) > limits.max_body:
                 return _too_large(limits.max_body)
         out: list[bytes] = []
-        await dispatcher.handle(bytes(body), Client("http"), out.append)
+        client = Client("http")
+        # A client that hangs up before its answer stops its searches (Client.gone).
+        watch = asyncio.create_task(_hung_up(request, client))
+        try:
+            await dispatcher.handle(bytes(body), client, out.append)
+        finally:
+            watch.cancel()
         if not out:
             return Response(status_code=204)
         return Response(out[0], media_type=JSON)
@@ -74,12 +86,18 @@ def build_app(server: Server) -> Starlette:
     async def ws(socket: WebSocket) -> None:
         offered = socket.scope.get("subprotocols") or []
         await socket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+        token = socket.scope.get(AUTH_PENDING)
+        greeting = _NOT_ASKED
+        if token is not None and (greeting := await _authenticated(socket, token)) is _REFUSED:
+            return
+        # Counted once authenticated: sockets that never send the token cannot take the
+        # places of real clients (connections.py closes them at `auth_timeout`).
         if len(sockets) >= limits.max_websockets:  # accepted first, so the reason arrives
             await socket.close(TOO_SLOW, f"more than {limits.max_websockets} WebSockets open")
             return
         sockets.add(socket)
         try:
-            await _serve_socket(socket, dispatcher, server)
+            await _serve_socket(socket, dispatcher, server, greeting)
         finally:
             sockets.discard(socket)
 
@@ -121,14 +139,16 @@ class _Socket:
             await self.socket.close(1000, "")
 
 
-async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Server) -> None:
+async def _serve_socket(
+    socket: WebSocket, dispatcher: Dispatcher, server: Server, greeting: Any
+) -> None:
     limits = server.limits
     peer = Peer(server, dispatcher, "websocket", _Socket(socket))
     send = peer.send
+    if greeting is not _NOT_ASKED:  # the first message carried the token: answer it first
+        send(orjson.dumps({"jsonrpc": "2.0", "result": {"authenticated": True},
+                           "id": greeting}))  # fmt: skip
     try:
-        token = socket.scope.get(AUTH_PENDING)
-        if token is not None and not await _authenticated(socket, token, send):
-            return
         while True:
             message = await socket.receive()
             if message["type"] == "websocket.disconnect":
@@ -143,23 +163,34 @@ async def _serve_socket(socket: WebSocket, dispatcher: Dispatcher, server: Serve
     except WebSocketDisconnect:
         pass
     finally:
+        peer.client.gone()  # no answer can reach it now: its searches stop
         await peer.close()
 
 
-async def _authenticated(socket: WebSocket, token: str, send: Any) -> bool:
-    """The first message must be `rpc.authenticate` with the token; else close 4401."""
-    message = await socket.receive()
+async def _hung_up(request: Request, client: Client) -> None:
+    """Wait for the HTTP client to disconnect (its body is read already), then say so."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+    client.gone()
+
+
+_NOT_ASKED = object()  # the handshake carried the token: no first message to answer
+_REFUSED = object()
+
+
+async def _authenticated(socket: WebSocket, token: str) -> Any:
+    """The first message must be `rpc.authenticate` with the token: its id (to answer),
+    else _REFUSED once closed with 4401. (The Guard slowed a wrong one down already.)"""
     try:
-        request = orjson.loads(message.get("text") or message.get("bytes") or b"")
-        given = request["params"]["token"] if request.get("method") == "rpc.authenticate" else None
-    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-        given = None
-    if not isinstance(given, str) or not token_matches(given, token):
-        await socket.close(UNAUTHORIZED, "unauthorized")
-        return False
-    send(orjson.dumps({"jsonrpc": "2.0", "result": {"authenticated": True},
-                       "id": request.get("id")}))  # fmt: skip
-    return True
+        message = await socket.receive()
+    except WebSocketDisconnect:
+        return _REFUSED
+    given = first_message_token(message) if message["type"] == "websocket.receive" else None
+    if given is None or not token_matches(given, token):
+        with contextlib.suppress(Exception):
+            await socket.close(UNAUTHORIZED, "unauthorized")
+        return _REFUSED
+    return orjson.loads(message.get("text") or message.get("bytes") or b"").get("id")
 
 
 __all__ = ["BEARER_PROTOCOL", "build_app"]

@@ -91,9 +91,6 @@ class Registry:
     def closed(self, conn: Any) -> None:
         self._open.pop(conn, None)
 
-    def live_websockets(self) -> int:
-        return sum(1 for s, _ in self._open.values() if s == LIVE)
-
 
 class Slot:
     """A WebSocket's handle on its registry entry, for the Guard."""
@@ -101,13 +98,11 @@ class Slot:
     def __init__(self, conn: GuardedWebSocket) -> None:
         self._conn = conn
 
-    def authenticated(self) -> bool:
-        """Mark the WebSocket authenticated; False when `max_websockets` are already."""
+    def authenticated(self) -> None:
+        """Mark the WebSocket authenticated: work, never evicted (app.py counts these
+        against `max_websockets`)."""
         conn = self._conn
-        if conn.registry.live_websockets() >= conn.registry.limits.max_websockets:
-            return False
         conn.registry.mark(conn, LIVE, conn.loop.time())
-        return True
 
 
 def protocols(limits: Limits) -> tuple[type[asyncio.Protocol], type[asyncio.Protocol], Registry]:

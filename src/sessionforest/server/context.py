@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..deadline import Deadline
 from ..deep import Prestarts
 from ..forest import AppendRequest, Forest
 from ..ids import new_id
@@ -48,6 +49,12 @@ class Client:
         self.transport = transport
         self.push = push
         self.state: dict[str, Any] = {}
+        self.deadlines: set[Deadline] = set()  # of its reads running now
+
+    def gone(self, reason: str = "the client went away") -> None:
+        """The client can no longer receive answers: its running searches stop."""
+        for deadline in list(self.deadlines):
+            deadline.cancel(reason)
 
 
 @dataclass
@@ -60,6 +67,9 @@ class Call:
     server: Server
     methods: Registry
     changes: list[Change] = field(default_factory=list)
+    # A read's deadline (Limits.search_seconds, cancelled when its client goes
+    # away): the search handlers hand it to the facade.
+    deadline: Deadline | None = None
 
     def changed(self, change: Change) -> None:
         self.changes.append(change)

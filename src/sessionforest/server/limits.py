@@ -40,6 +40,9 @@ class Limits:
     # A stamp (git status plus hashing the dirty files) that takes longer records
     # "unknown" with the reason instead of holding up the append.
     stamp_seconds: float = 5.0
+    # A search (find or recall) still running after this long stops (SearchStopped,
+    # -32004), as does one whose client went away: no reader thread stays pinned.
+    search_seconds: float = 30.0
 
 
 # Per-parameter limits live in the method definitions (methods.py), where the

@@ -11,6 +11,7 @@ server's log only.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import re
@@ -20,6 +21,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..deadline import Deadline
 from ..errors import ForestError, family
 from .context import Call, Client, Server
 from .limits import depth_exceeds
@@ -191,7 +193,15 @@ class Dispatcher:
             # a long-running loop handler (chat/reply) is a coroutine: it awaits its own work
             return await result if inspect.isawaitable(result) else result
         if method.mode == "read":
-            return await server.read(lambda: handler(call, params))
+            call.deadline = deadline = Deadline(server.limits.search_seconds)
+            client.deadlines.add(deadline)
+            try:
+                return await server.read(lambda: handler(call, params))
+            except asyncio.CancelledError:
+                deadline.cancel("the request was cancelled")  # the thread stops too
+                raise
+            finally:
+                client.deadlines.discard(deadline)
         if method.mode == "append":
             return (await server.append(handler(call, params))).to_json()
         return await server.write(lambda c: handler(c, params), call)

@@ -48,7 +48,6 @@ AUTH_PENDING = "sessionforest.auth_pending"
 # A WebSocket's handle on the connection registry (connections.Slot), set by its protocol.
 SLOT = "sessionforest.slot"
 MIN_TOKEN = 16
-TOO_MANY_SOCKETS = 1013
 
 # The web UI loads only its own files; images may also be data: URLs (its icon).
 # `connect-src 'self'` covers the page's own WebSocket (CSP Level 3).
@@ -292,6 +291,13 @@ def first_message_token(message: Message) -> str | None:
     return given if isinstance(given, str) else None
 
 
+def _authenticated(scope: Scope) -> None:
+    """Tell the connection registry this WebSocket has proved itself (connections.py)."""
+    slot = scope.get(SLOT)
+    if slot is not None:
+        slot.authenticated()
+
+
 def _with_headers(send: Send) -> Send:
     async def sending(message: Message) -> None:
         if message["type"] in ("http.response.start", "websocket.http.response.start"):
@@ -359,15 +365,9 @@ class Guard:
             elif kind == "http":
                 await self._deny(scope, receive, send, 401, "")
                 return
-        if kind == "websocket" and AUTH_PENDING not in scope and not self._admit(scope):
-            await self._deny(scope, receive, send, 403, "too many WebSockets", TOO_MANY_SOCKETS)
-            return
+        if kind == "websocket" and AUTH_PENDING not in scope:
+            _authenticated(scope)
         await self.app(scope, receive, send)
-
-    def _admit(self, scope: Scope) -> bool:
-        """Count an authenticated WebSocket (False: `max_websockets` are open already)."""
-        slot = scope.get(SLOT)
-        return slot is None or bool(slot.authenticated())
 
     def _first_message(self, scope: Scope, receive: Receive, peer: str) -> Receive:
         """`receive` that checks the first message's token on its way to the app: a
@@ -389,16 +389,15 @@ class Guard:
                 return {"type": "websocket.receive", "text": "{}"}  # refused untried
             if not token_matches(given, token):
                 await self.failures.failed(peer)
-            elif not self._admit(scope):
-                return {"type": "websocket.disconnect", "code": TOO_MANY_SOCKETS}
+            else:
+                _authenticated(scope)
             return message
 
         return receiving
 
     async def _deny(
-        self, scope: Scope, receive: Receive, send: Send, status: int, why: str,
-        close_code: int = 1008,
-    ) -> None:  # fmt: skip
+        self, scope: Scope, receive: Receive, send: Send, status: int, why: str
+    ) -> None:
         body = why.encode()
         headers = [(b"content-type", b"text/plain; charset=utf-8"),
                    (b"content-length", str(len(body)).encode())]  # fmt: skip
@@ -411,13 +410,9 @@ class Guard:
             await send({"type": "http.response.body", "body": body})
             return
         await receive()  # websocket.connect comes first
-        if close_code == TOO_MANY_SOCKETS:
-            # Accepted first, so the reason arrives (a client may retry later).
-            await send({"type": "websocket.accept"})
-            await send({"type": "websocket.close", "code": close_code, "reason": why})
-        elif "websocket.http.response" in (scope.get("extensions") or {}):
+        if "websocket.http.response" in (scope.get("extensions") or {}):
             await send({"type": "websocket.http.response.start", "status": status,
                         "headers": headers})  # fmt: skip
             await send({"type": "websocket.http.response.body", "body": body})
         else:
-            await send({"type": "websocket.close", "code": close_code})
+            await send({"type": "websocket.close", "code": 1008})

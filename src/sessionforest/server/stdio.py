@@ -13,6 +13,12 @@ SIGINT/SIGTERM) lets running requests finish, then the server stops.
 stdout is written without blocking the loop (asyncio's pipe transport; a
 regular file is written on a thread), so a peer that stops reading holds up
 nothing but its own messages.
+
+Lines are cut by `messages`, which never holds more than `max_body` bytes of
+one: a longer line (however long) is answered with one -32600 error and
+skipped to its newline, and reading carries on; a last line without a newline
+is a message like any other (or that error when it is too long). End of input
+is a clean stop: exit 0.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
 
 from .api import METHODS
@@ -31,6 +38,55 @@ from .peer import Peer
 from .rpc import INVALID_REQUEST, Dispatcher, error_message
 
 log = logging.getLogger("sessionforest.server")
+
+
+CHUNK = 1 << 16
+TOO_LONG = None  # what `messages` yields for a line past the limit
+
+
+async def messages(
+    read: Callable[[int], Awaitable[bytes]], limit: int
+) -> AsyncIterator[bytes | None]:
+    """Each line `read` gives (without its newline; the last may lack one), or TOO_LONG
+    once for a line longer than `limit` bytes, whose rest is then skipped unread."""
+    buffer = bytearray()
+    skipping = False
+    while chunk := await read(CHUNK):
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not skipping:
+                if len(buffer) + len(piece) > limit:
+                    buffer.clear()
+                    skipping = end < 0  # the rest of this line is dropped as it comes
+                    yield TOO_LONG
+                elif end >= 0:
+                    buffer += piece
+                    yield bytes(buffer)
+                    buffer.clear()
+                else:
+                    buffer += piece
+            elif end >= 0:
+                skipping = False
+            if end < 0:
+                break
+            start = end + 1
+    if buffer:
+        yield bytes(buffer)
+
+
+async def _reader(source: Any) -> Callable[[int], Awaitable[bytes]]:
+    """How to read `source`: a pipe or socket through asyncio, a regular file (`forest
+    serve --stdio < requests.jsonl`) on a thread (asyncio reads pipes only)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=CHUNK)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
+    except ValueError:
+        fd = source.fileno()
+        return lambda n: loop.run_in_executor(None, os.read, fd, n)
+    return reader.read
 
 
 class _Lines:
@@ -77,9 +133,7 @@ async def serve_stdio(
     server.loop = loop
     server.watch()
     limits = server.limits
-    reader = asyncio.StreamReader(limit=limits.max_body + 1)
-    source: Any = stdin if stdin is not None else sys.stdin
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
+    read = await _reader(stdin if stdin is not None else sys.stdin)
     out = stdout if stdout is not None else os.fdopen(os.dup(sys.stdout.fileno()), "wb", 0)
     lines = _Lines(out)
     await lines.open()
@@ -98,20 +152,12 @@ async def serve_stdio(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop_reading)
     try:
-        while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # longer than the limit: skip to the next newline
-                message = f"message exceeds {limits.max_body} bytes"
+        async for line in messages(read, limits.max_body):
+            if line is TOO_LONG:
+                message = f"message exceeds {limits.max_body} bytes; skipped to its newline"
                 peer.send(error_message(INVALID_REQUEST, message))
-                with contextlib.suppress(ValueError):
-                    await reader.readuntil(b"\n")
-                continue
-            if not line:
-                break
-            if not line.strip():
-                continue
-            await peer.submit(line)
+            elif line.strip():
+                await peer.submit(line)
     except asyncio.CancelledError:
         pass  # a signal or an overflow: stop as at end of input
     finally:

@@ -160,7 +160,7 @@ class Harness(ABC):
         kind: str = "user.message",
         payload: Any = None,
         visibility: str = "context",
-        created_at: str = "t",
+        created_at: str = "2024-01-01T00:00:00.000Z",
     ) -> None:
         """One entry row, unchecked (default payload: a user message saying "x")."""
         if payload is None:
@@ -178,7 +178,7 @@ class Harness(ABC):
         rows: Iterable[tuple[str, str, str | None, int, int, str, Any]],
         *,
         visibility: str = "context",
-        created_at: str = "t",
+        created_at: str = "2024-01-01T00:00:00.000Z",
     ) -> None:
         """Many (id, session, parent, sequence, version, kind, payload) rows at once."""
         self.insert_rows(

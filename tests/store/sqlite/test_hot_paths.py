@@ -468,7 +468,8 @@ def test_children_and_tips_agree_with_the_parent_links_whoever_wrote_the_rows(
                 conn.execute(
                     "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
                     "semantic_schema_version, kind, payload, context_visibility, created_at) "
-                    "VALUES (?, ?, ?, ?, 2, 'user.message', ?, 'context', 't')",
+                    "VALUES (?, ?, ?, ?, 2, 'user.message', ?, 'context', "
+                    "'2024-01-01T00:00:00.000Z')",
                     (entry_id, sid, parent, len(order) + 1, '{"content": []}'),
                 )
                 conn.execute(
@@ -505,7 +506,8 @@ def test_check_finds_a_misstated_parent_sequence(forest: Forest) -> None:
         conn.execute(
             "INSERT INTO session_entries(id, session_id, parent_entry_id, sequence, "
             "semantic_schema_version, kind, payload, context_visibility, created_at, "
-            "parent_sequence) VALUES ('liar', ?, ?, 2, 2, 'user.message', '{}', 'context', 't', 7)",
+            "parent_sequence) VALUES ('liar', ?, ?, 2, 2, 'user.message', '{}', 'context', "
+            "'2024-01-01T00:00:00.000Z', 7)",
             (sid, first.id),
         )
     report = forest.check()

@@ -419,7 +419,18 @@ export interface Methods {
   };
   "sessions/import": {
     params: {
-      format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
+      format:
+        | "claude-code"
+        | "codex"
+        | "gemini"
+        | "copilot"
+        | "opencode"
+        | "aider"
+        | "cline"
+        | "chatgpt"
+        | "pi"
+        | "yoagent"
+        | "native";
       /**
        * inside one of the --import-root's
        */
@@ -749,7 +760,10 @@ export interface WorkerResult {
   worker_session_id: string;
 }
 /**
- * One immutable entry (`Entry.to_json`).
+ * One immutable entry as JSON (`Entry.to_json`, which reads these keys in this order).
+ *
+ * A TypedDict, not a Value: `Entry` is the lazy hot-path class below, and its
+ * documents (this, LogEntryJson) are built as dicts.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "EntryJson".
@@ -869,7 +883,8 @@ export interface CompareRowJson {
   same: boolean;
 }
 /**
- * One consistent view of a session's tree (`Snapshot.to_json`).
+ * One consistent view of a session's tree, as a UI or CLI draws it: its JSON holds
+ * the divergence of `selected` (its keys, flattened in).
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SnapshotJson".
@@ -891,6 +906,8 @@ export interface SnapshotJson {
   tips: string[];
 }
 /**
+ * A checkpoint of a snapshot: its entry and label.
+ *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "CheckpointRefJson".
  */
@@ -899,7 +916,7 @@ export interface CheckpointRefJson {
   label: string;
 }
 /**
- * A node of the tree's skeleton (no payload).
+ * A node of the tree's skeleton as a snapshot shows it (no payload).
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "NodeJson".
@@ -925,7 +942,7 @@ export interface Message {
   tool_call_id?: string;
 }
 /**
- * How an entry's worktree stamp compares with the worktree now (`Divergence.to_json`).
+ * How an entry's stamp compares with the worktree now.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "DivergenceJson".
@@ -1429,7 +1446,18 @@ export interface FindParams {
  * via the `definition` "ImportParams".
  */
 export interface ImportParams {
-  format: "claude-code" | "codex" | "gemini" | "chatgpt" | "pi" | "yoagent" | "native";
+  format:
+    | "claude-code"
+    | "codex"
+    | "gemini"
+    | "copilot"
+    | "opencode"
+    | "aider"
+    | "cline"
+    | "chatgpt"
+    | "pi"
+    | "yoagent"
+    | "native";
   /**
    * inside one of the --import-root's
    */

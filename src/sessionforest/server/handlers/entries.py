@@ -12,17 +12,10 @@ from msgspec import UNSET, Meta, Struct
 from ...forest import UNSET as FOREST_UNSET
 from ...forest import AppendRequest
 from ...kinds import KINDS
-from ...model import Entry
+from ...model import Divergence, Entry, Snapshot
 from ...projection import Message, project
 from ...store.base import Unset
-from ...wire import (
-    CompareJson,
-    DivergenceJson,
-    EntriesPageJson,
-    EntryJson,
-    LogEntryJson,
-    SnapshotJson,
-)
+from ...wire import Compare, EntriesPage, EntryJson, Json, LogEntryJson
 from ..changes import Change, appended
 from ..context import Call
 from ..limits import MAX_ITEMS, MAX_PAGE, MAX_PREVIEWS
@@ -159,8 +152,8 @@ class EntriesParams(Params):
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = 200
 
 
-@group.method("sessions/entries", EntriesParams, EntriesPageJson, "read")
-def entries(call: Call, p: EntriesParams) -> EntriesPageJson:
+@group.method("sessions/entries", EntriesParams, EntriesPage, "read")
+def entries(call: Call, p: EntriesParams) -> Json:
     """Entries of every branch with a sequence above `after_sequence`, in sequence order.
 
     Pages: pass the answer's `next_after` as the next `after_sequence`. After a
@@ -171,12 +164,8 @@ def entries(call: Call, p: EntriesParams) -> EntriesPageJson:
     head = forest.head(p.session_id)
     page = forest.entries_after(p.session_id, p.after_sequence, p.limit)
     more = len(page) == p.limit
-    return {
-        "session_id": p.session_id,
-        "head": head,
-        "entries": [e.to_json() for e in page],
-        "next_after": page[-1].sequence if more else None,
-    }
+    next_after = page[-1].sequence if more else None
+    return EntriesPage(p.session_id, head, [e.to_json() for e in page], next_after).to_json()
 
 
 class LogParams(Params):
@@ -192,7 +181,7 @@ class LogParams(Params):
 def log(call: Call, p: LogParams) -> list[LogEntryJson]:
     """The active path, or the path to `end` (its last `limit` entries), root first,
     each entry marked `diverged` (as `forest log --json`). The head is never moved."""
-    return call.forest.log_document(p.session_id, p.limit, p.end)  # type: ignore[return-value]
+    return call.forest.log_document(p.session_id, p.limit, p.end)
 
 
 class CompareParams(Params):
@@ -201,13 +190,13 @@ class CompareParams(Params):
     b: Id
 
 
-@group.method("sessions/compare", CompareParams, CompareJson, "read")
-def compare(call: Call, p: CompareParams) -> CompareJson:
+@group.method("sessions/compare", CompareParams, Compare, "read")
+def compare(call: Call, p: CompareParams) -> Json:
     """Two branches (the paths to entries `a` and `b`) from their common ancestor: each
     side's later entries, their turns aligned, and — when both ends are stamped and the
     session's directory is a repository here — `git diff` between the stamped HEADs and
     whether their uncommitted states differ (as `forest diff`)."""
-    return call.forest.compare(p.session_id, p.a, p.b)
+    return call.forest.compare(p.session_id, p.a, p.b).to_json()
 
 
 class PreviewsParams(Params):
@@ -227,8 +216,8 @@ class SnapshotParams(Params):
     entry: Id | None = None
 
 
-@group.method("sessions/forest_snapshot", SnapshotParams, SnapshotJson, "read")
-def forest_snapshot(call: Call, p: SnapshotParams) -> SnapshotJson:
+@group.method("sessions/forest_snapshot", SnapshotParams, Snapshot, "read")
+def forest_snapshot(call: Call, p: SnapshotParams) -> Json:
     """Every node, the active path, head, tips, checkpoints and divergence, read at once.
 
     Divergence compares `entry`'s stamp (default: the head's) with the worktree now.
@@ -247,7 +236,7 @@ class StatusParams(Params):
     entry_id: Id | None = None
 
 
-@group.method("sessions/status", StatusParams, DivergenceJson, "read")
-def status(call: Call, p: StatusParams) -> DivergenceJson:
+@group.method("sessions/status", StatusParams, Divergence, "read")
+def status(call: Call, p: StatusParams) -> Json:
     """Whether the entry's worktree stamp (default: the head's) matches the worktree now."""
     return call.forest.divergence(p.session_id, p.entry_id).to_json()

@@ -10,7 +10,7 @@ from msgspec import Meta
 
 from ...io.importers import FORMATS
 from ...model.imports import ImportOutcome
-from ...wire import ExportJson, Json
+from ...wire import Export, Json
 from ..changes import Change
 from ..context import Call
 from ..limits import MAX_NOTIFIED_IDS
@@ -24,16 +24,15 @@ class ExportParams(Params):
     format: Literal["native", "yoagent"] = "native"
 
 
-@group.method("sessions/export", ExportParams, ExportJson, "read")
-def export(call: Call, p: ExportParams) -> ExportJson:
+@group.method("sessions/export", ExportParams, Export, "read")
+def export(call: Call, p: ExportParams) -> Json:
     """The session as JSONL text: native (every entry, round-trips) or yoagent."""
     out = io.StringIO()
     if p.format == "native":
         count = call.forest.export_jsonl(p.session_id, out)
     else:
         count = call.forest.export_yoagent(p.session_id, out)[0]
-    return {"session_id": p.session_id, "format": p.format, "entries": count,
-            "text": out.getvalue()}  # fmt: skip
+    return Export(p.session_id, p.format, count, out.getvalue()).to_json()
 
 
 class ImportParams(Params):

@@ -29,7 +29,9 @@ class RecallParams(Params):
 @group.method("sessions/search_session_entries", RecallParams, list[EntryHitJson], "read")
 def search_session_entries(call: Call, p: RecallParams) -> list[EntryHitJson]:
     """Entries of this one session matching `query`, best first (ended chats too)."""
-    hits = call.forest.search_session_entries(p.session_id, p.query, p.limit)
+    hits = call.forest.search_session_entries(
+        p.session_id, p.query, p.limit, deadline=call.deadline
+    )
     return [h.to_json() for h in hits]
 
 
@@ -86,7 +88,7 @@ def search_chats(call: Call, p: FindParams) -> ChatSearchJson:
     if p.deep:
         return _deep(call, p.query, p.now, p.limit, p.harness, p.provider, p.model)
     now = _now(p.now)
-    result = call.forest.search_chats(p.query, now, p.limit, p.harness)
+    result = call.forest.search_chats(p.query, now, p.limit, p.harness, deadline=call.deadline)
     if p.prestart and not result.confident and call.client.transport != "http":
         cfg = ProviderConfig.resolve(p.provider, p.model)
         if cfg is not None:

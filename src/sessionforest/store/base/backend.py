@@ -6,6 +6,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from ...deadline import Deadline
 from .bulk import BulkStore
 from .search import SearchIndex
 from .store import Store, TreeStore
@@ -46,9 +47,10 @@ class Backend(Protocol):
         """The semantic leg's entry vectors (None: this backend keeps none)."""
         ...
 
-    def search(self) -> AbstractContextManager[SearchIndex]:
+    def search(self, deadline: Deadline | None = None) -> AbstractContextManager[SearchIndex]:
         """A SearchIndex bound to one read snapshot; reads of `store` on this thread
-        inside the block see the same snapshot."""
+        inside the block see the same snapshot. With a `deadline`, a statement
+        running when it passes or is cancelled stops, raising SearchStopped."""
         ...
 
     def close(self) -> None: ...

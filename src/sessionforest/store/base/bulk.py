@@ -53,9 +53,11 @@ class ChatWriter(Protocol):
         visibility: str | None = None,
         line: int | None = None,
         source: str | None = None,
+        stamp: dict[str, Any] | None = None,
     ) -> None:
         """Queue one entry (validated now: InvalidPayload queues nothing); `line` and
-        `source` ("uuid 5f3e...") are what an error about it names."""
+        `source` ("uuid 5f3e...") are what an error about it names; `stamp` the git state
+        the source records for it (None: none)."""
         ...
 
     def seen(self, entry_id: str) -> bool:

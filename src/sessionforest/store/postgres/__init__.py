@@ -8,6 +8,7 @@ puts the store in schema X, so one database can hold several stores.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from ...errors import StoreMissing, StoreUnreadable
+from ...deadline import Deadline
+from ...errors import ForestError, SearchStopped, StoreMissing, StoreUnreadable
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
@@ -53,11 +55,26 @@ class PostgresBackend:
         self.db.close()
 
     @contextmanager
-    def search(self) -> Iterator[PostgresSearch]:
+    def search(self, deadline: Deadline | None = None) -> Iterator[PostgresSearch]:
         """A `SearchIndex` over one read snapshot (reads of `store` on this thread
-        inside the block see the same snapshot)."""
+        inside the block see the same snapshot). With a `deadline`, statements are
+        bounded by the time left (statement_timeout) and a cancel sends the server a
+        cancel request for the running one (SearchStopped either way)."""
         with self.db.read() as conn:
-            yield PostgresSearch(conn)
+            if deadline is None:
+                yield PostgresSearch(conn)
+                return
+            left = deadline.remaining()
+            if left is not None:
+                ms = str(math.ceil(left * 1000) + 1)  # past the deadline, never before it
+                conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+            with deadline.interrupting(conn.cancel_safe):
+                try:
+                    yield PostgresSearch(conn)
+                except (psycopg.errors.QueryCanceled, ForestError) as exc:
+                    if deadline.reason is not None:
+                        raise SearchStopped(deadline.reason) from exc
+                    raise
 
 
 def redacted(url: str) -> str:

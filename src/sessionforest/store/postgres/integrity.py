@@ -12,7 +12,7 @@ from ..sql.integrity import Integrity
 
 SCAN_ENTRIES = """
 SELECT e.session_id, e.id, e.parent_entry_id, e.sequence, e.semantic_schema_version,
-       coalesce(p.session_id, o.session_id)
+       coalesce(p.session_id, o.session_id), e.created_at
 FROM session_entries e
 LEFT JOIN session_entries p ON p.session_id = e.session_id AND p.id = e.parent_entry_id
 LEFT JOIN LATERAL (SELECT session_id FROM session_entries o

@@ -27,6 +27,7 @@ from ...errors import (
     UnknownSession,
     UnsupportedSchemaVersion,
 )
+from ...ids import title_text
 from ...model import (
     CURRENT_SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
@@ -168,7 +169,7 @@ class SQLChatWriter(ChatWriterBase):
         self._insert_rows(
             [
                 (row.id, sid, row.parent, sequence, CURRENT_SCHEMA_VERSION, row.kind,
-                 row.payload, row.visibility, row.created_at, None)
+                 row.payload, row.visibility, row.created_at, row.stamp)
                 for row, sequence in fresh
             ]
         )  # fmt: skip
@@ -244,7 +245,7 @@ class SQLBulk(Generic[W]):
         with self._write() as conn:
             state = conn.execute(self._q.chat_state, (spec.id,)).fetchone()
             if state is None:
-                row = (spec.id, spec.title, spec.harness, spec.cwd, spec.created_at,
+                row = (spec.id, title_text(spec.title), spec.harness, spec.cwd, spec.created_at,
                        str(SessionStatus.ACTIVE), str(spec.visibility), spec.origin_cwd,
                        spec.source_format, spec.source_path, spec.source_id, spec.summary,
                        spec.git_branch)  # fmt: skip
@@ -268,7 +269,9 @@ class SQLBulk(Generic[W]):
             yield writer
             entries, branches = writer.finish()
             self._indexed(conn)  # an import indexes its chat in its own transaction
-            described = (writer.title, writer.summary, writer.git_branch, spec.source_path)
+            # A title as every other arrives: one rule (ids.title_text) for imports and RPC.
+            described = (title_text(writer.title), writer.summary, writer.git_branch,
+                         spec.source_path)  # fmt: skip
             if state is None or described != tuple(state[3:7]):
                 conn.execute(self._q.update_chat, (*described, spec.id))
         writer.result = ChatResult(

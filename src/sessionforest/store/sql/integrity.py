@@ -28,6 +28,7 @@ RECREATE_SESSION = (
 FIRST_CREATED = (
     "SELECT created_at FROM session_entries WHERE session_id = ? ORDER BY sequence LIMIT 1"
 )
+SESSION_TIMES = "SELECT id, created_at FROM sessions {where}"
 CLEAR_QUARANTINE = "UPDATE sessions SET quarantine = NULL WHERE quarantine IS NOT NULL"
 SET_QUARANTINE = "UPDATE sessions SET quarantine = ? WHERE id = ?"
 
@@ -49,7 +50,7 @@ class Integrity:
     """Scan, quarantine and repair over one backend's SQL.
 
     `entries` and `heads` are templates in the shared form: `entries` selects
-    (session, id, parent, sequence, version, parent's owner) ordered by session
+    (session, id, parent, sequence, version, parent's owner, created_at) ordered by session
     and sequence, with `{where}` for the one-session filter; `heads` selects
     (session, has_row, head, head's owner) with `{where_session}` and
     `{and_head}`. `state` reads (has_row, quarantine, has_head_row, head,
@@ -73,6 +74,8 @@ class Integrity:
         self.scan_session_heads = d.sql(
             heads.format(where_session="WHERE s.id = :sid", and_head="AND h.session_id = :sid")
         )
+        self.scan_times = d.sql(SESSION_TIMES.format(where=""))
+        self.scan_session_times = d.sql(SESSION_TIMES.format(where="WHERE id = :sid"))
         self._state = d.sql(state)
         self._lock = d.sql(lock) if lock is not None else None
         self._extra = extra
@@ -92,8 +95,12 @@ class Integrity:
         group: list[rules.Row] = []
         current: str | None = None
         query = self.scan_entries if session_id is None else self.scan_session_entries
-        for sid, entry_id, parent, sequence, version, parent_owner in conn.execute(query, params):
+        for sid, entry_id, parent, sequence, version, parent_owner, created in conn.execute(
+            query, params
+        ):
             entries += 1
+            if (bad := rules.time_problem(sid, entry_id, created)) is not None:
+                problems.append(bad)
             if sid != current:
                 if current is not None:
                     problems.extend(rules.session_problems(current, group))
@@ -109,6 +116,10 @@ class Integrity:
             for sid, has_row, head, owner in conn.execute(query, params)
         }
         problems.extend(rules.head_problems(heads, counts))
+        query = self.scan_times if session_id is None else self.scan_session_times
+        for sid, created in conn.execute(query, params):
+            if (bad := rules.time_problem(sid, None, created)) is not None:
+                problems.append(bad)
         if self._extra is not None:
             problems.extend(self._extra(conn, session_id))
         return rules.report(problems, len(counts.keys() | heads.keys()), entries)
@@ -123,6 +134,8 @@ class Integrity:
         """
         reasons: dict[str, str] = {}
         for problem in report.problems:
+            if problem.code in rules.NOT_DAMAGE:
+                continue
             reasons.setdefault(problem.session_id, rules.reason(problem))
         conn.execute(self._clear)
         for sid, text in reasons.items():
@@ -169,7 +182,8 @@ class Integrity:
             )
             for p in report.problems
         )
-        after = rules.reason(report.problems[0]) if report.problems else None
+        damage = [p for p in report.problems if p.code not in rules.NOT_DAMAGE]
+        after = rules.reason(damage[0]) if damage else None
         conn.execute(self._set, (after, session_id))
         return RepairReport(
             session_id=session_id,

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ForestError
+from ...deadline import PROGRESS_STEPS, Deadline
+from ...errors import ForestError, SearchStopped
 from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store, transaction
 from .database import Database
@@ -57,14 +58,27 @@ class SQLiteBackend:
             self.db.close()
 
     @contextmanager
-    def search(self) -> Iterator[SQLiteSearch]:
+    def search(self, deadline: Deadline | None = None) -> Iterator[SQLiteSearch]:
         """A `SearchIndex` over one read snapshot (reads on this thread inside the
         block, the store's included, see the same snapshot). Entries appended since
         the last search are indexed first, in one write transaction (catchup.py), so
-        the snapshot holds every append acknowledged before the search began."""
+        the snapshot holds every append acknowledged before the search began. With a
+        `deadline`, the connection's progress handler stops the running statement
+        once it passes or is cancelled (SearchStopped)."""
         self.catch_up()
         with self.db.read() as conn:
-            yield SQLiteSearch(conn)
+            if deadline is None:
+                yield SQLiteSearch(conn)
+                return
+            conn.set_progress_handler(lambda: deadline.reason is not None, PROGRESS_STEPS)
+            try:
+                yield SQLiteSearch(conn)
+            except (sqlite3.OperationalError, ForestError) as exc:
+                if deadline.reason is not None:
+                    raise SearchStopped(deadline.reason) from exc
+                raise
+            finally:
+                conn.set_progress_handler(None, 0)
 
     def catch_up(self) -> bool:
         """Index whatever appends left pending (see search/catchup.py); returns whether

@@ -23,7 +23,7 @@ READABLE = rules.READABLE
 # Every entry with its parent's owner; ordered so each session arrives as one group.
 SCAN_ENTRIES = """
 SELECT e.session_id, e.id, e.parent_entry_id, e.sequence, e.semantic_schema_version,
-       p.session_id
+       p.session_id, e.created_at
 FROM session_entries e LEFT JOIN session_entries p ON p.id = e.parent_entry_id
 {where}
 ORDER BY e.session_id, e.sequence
