@@ -28,11 +28,11 @@ from typing import Any
 
 import harness
 import search_data
+from gate_space import CommonWords, GateRule, LeadMeasure, OnlyHit, rejudge, searched
 from harness import Row, Section
 from sessionforest import Forest
 from sessionforest.deep import deep_search, estimate_tokens, prepare
 from sessionforest.providers import ProviderConfig
-from sessionforest.search.gate import CommonWords, GateRule, LeadMeasure, OnlyHit
 
 sys.path.insert(0, str(harness.REPO / "tests"))
 from standin import ProviderStandIn, Reply
@@ -92,10 +92,9 @@ def run(quick: bool) -> Section:
             outcomes = []
             for q in corpus.queries:
                 model.gold_title = titles[q.expect]
-                literal = forest.search_chats(q.query, now=corpus.now)
-                assert literal.gate is not None
+                literal, facts = searched(forest, q.query, corpus.now)
                 result = deep_search(forest, q.query, cfg, now=corpus.now)
-                outcomes.append((q, literal.gate.judge(LITERAL)[0], literal, result))
+                outcomes.append((q, rejudge(facts, LITERAL)[0], literal, result))
             unsure = [(q, r) for q, _, _, r in outcomes if r.tier == "model" or r.fallback]
             cold: list[int] = []
             warm: list[int] = []

@@ -5,8 +5,8 @@
 Every labelled query of the Bridge corpus (40, gold = the expected chat) and
 every LoCoMo question with evidence (gold = the sessions holding it) is
 searched once with the current ranking; each search keeps what its gate
-judged (`ChatSearch.gate`), and every variant of `search.gate.GateRule` re-
-judges those facts, so the grid costs one search per query. For each variant:
+judged (`gate_space.searched`), and every variant of `gate_space.GateRule`
+re-judges those facts, so the grid costs one search per query. For each variant:
 coverage = confident / all and precision = confident and right / confident,
 on both corpora. The operating point is the variant with zero confident-but-
 wrong on both corpora that is confident most often (Bridge first, then
@@ -18,7 +18,8 @@ filtered-down only hit, how many matches, whether recency may lead where the
 words tie, whether a word known only as a prefix counts as known).
 
 Re-runnable after a ranking change: it prints the whole grid and says whether
-`search.gate.RULE` is still the choice. Also the `gate` workload of
+`gate_space.RULE` (the library's operating point, search.gate) is still
+the choice. Also the `gate` workload of
 benchmarks/run.py (the table goes to docs/benchmarks.md).
 """
 
@@ -36,9 +37,7 @@ from pathlib import Path
 
 import harness
 import search_data
-from harness import Row, Section
-from sessionforest import Forest
-from sessionforest.search.gate import (
+from gate_space import (
     RULE,
     CommonWords,
     Counted,
@@ -47,7 +46,11 @@ from sessionforest.search.gate import (
     LeadMeasure,
     OnlyHit,
     Prefixes,
+    rejudge,
+    searched,
 )
+from harness import Row, Section
+from sessionforest import Forest
 
 NAME = "gate"
 BRIDGE_TARGET = 22  # the original system's gate: 22 of 40, none wrong
@@ -64,7 +67,7 @@ class Judged:
 
     def verdict(self, rule: GateRule) -> tuple[bool, bool]:
         """(confident, confident and wrong) under `rule`."""
-        confident = self.facts.judge(rule)[0]
+        confident = rejudge(self.facts, rule)[0]
         return confident, confident and self.top not in self.gold
 
 
@@ -144,10 +147,9 @@ def judge(
     """Search each (query, gold chats) once and keep what the gate judged."""
     out = []
     for query, gold in labelled:
-        result = forest.search_chats(query, now=now)
-        assert result.gate is not None
+        result, facts = searched(forest, query, now)
         top = result.hits[0].session_id if result.hits else None
-        out.append(Judged(top, gold, result.gate, query))
+        out.append(Judged(top, gold, facts, query))
     return out
 
 
@@ -286,7 +288,7 @@ def declined(judged: Sequence[Judged], rule: GateRule, classes: dict[str, str]) 
         "|---|---|---|---|",
     ]
     for j in judged:
-        confident, reason, detail = j.facts.judge(rule)
+        confident, reason, detail = rejudge(j.facts, rule)
         if not confident:
             right = "yes" if j.top in j.gold else "no" if j.top else "none found"
             lines.append(
@@ -303,7 +305,7 @@ def run(quick: bool) -> Section:
     b, lo = cal.of(RULE)
     rows = [
         Row(
-            "Bridge confident under search.gate.RULE",
+            "Bridge confident under gate_space.RULE",
             f"{b.confident}/{b.n}",
             "",
             "",
@@ -322,7 +324,7 @@ def run(quick: bool) -> Section:
             "LoCoMo confident but wrong", str(lo.wrong), "", "", "0", harness.verdict(not lo.wrong)
         ),
         Row(
-            "search.gate.RULE is the calibrated choice",
+            "gate_space.RULE is the calibrated choice",
             "yes" if cal.chosen == RULE else f"no: {cal.chosen.name if cal.chosen else 'none'}",
             "",
             "",
@@ -347,7 +349,7 @@ def run(quick: bool) -> Section:
             "",
             *frontier(cal),
             "",
-            "The Bridge queries `search.gate.RULE` leaves to a model, and why.",
+            "The Bridge queries `gate_space.RULE` leaves to a model, and why.",
             "",
             *declined(bridge, RULE, {q.query: q.klass for q in search_data.load_bridge().queries}),
         ]
@@ -388,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(frontier(cal)))
     print()
     print(f"chosen: {cal.chosen.name if cal.chosen else 'none is safe'}")
-    print(f"search.gate.RULE: {RULE.name} ({'the choice' if cal.chosen == RULE else 'DIFFERS'})")
+    print(f"gate_space.RULE: {RULE.name} ({'the choice' if cal.chosen == RULE else 'DIFFERS'})")
     return 0 if cal.chosen == RULE else 1
 
 

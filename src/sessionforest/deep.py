@@ -39,8 +39,9 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from . import providers, redact
+from .entrytext import entry_text
 from .errors import BackendUnavailable, ProviderError
-from .model import Entry, SessionVisibility
+from .model import SessionVisibility
 from .providers import ProviderConfig
 from .search.results import ChatHit, ChatSearch
 from .wire import DeepSearchJson, UsageJson, UsageRecordJson
@@ -94,23 +95,6 @@ def truncate_tokens(text: str, tokens: int) -> str:
         return text
     raw = text.encode("utf-8")[: max(0, tokens * BYTES_PER_TOKEN - 3)]
     return raw.decode("utf-8", "ignore").rstrip() + "…"
-
-
-def entry_text(entry: Entry) -> str:
-    """The conversational text of an entry (what a reader of the chat would see)."""
-    payload = entry.payload
-    if entry.kind == "checkpoint":
-        return f"{payload.get('label', '')}: {payload.get('summary', '')}"
-    if entry.kind in ("compaction", "branch.summary", "worker.result"):
-        return str(payload.get("summary") or "")
-    content = payload.get("content")
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text") or "")
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return str(payload.get("text") or "")
 
 
 def _words(text: str) -> list[str]:
@@ -233,8 +217,10 @@ def _best_body(forest: Any, session_id: str, words: Sequence[str]) -> str:
             entry = forest.entry(session_id, found[0].entry_id)
     if entry is None:
         page = forest.entries_after(session_id, 0, 4)
-        entry = next((e for e in page if entry_text(e).strip()), None)
-    return redact.redact(entry_text(entry)).text if entry is not None else ""
+        entry = next((e for e in page if (entry_text(e.kind, e.payload) or "").strip()), None)
+    return (
+        redact.redact(entry_text(entry.kind, entry.payload) or "").text if entry is not None else ""
+    )
 
 
 def _query_words(search: ChatSearch) -> list[str]:
@@ -391,7 +377,8 @@ class _Loop:
         hits = self.forest.search_session_entries(sid, " OR ".join(words[:6]), 3) if words else []
         parts = []
         for hit in hits:
-            body = redact.redact(entry_text(self.forest.entry(sid, hit.entry_id))).text
+            found = self.forest.entry(sid, hit.entry_id)
+            body = redact.redact(entry_text(found.kind, found.payload) or "").text
             parts.append(f"[{hit.kind} #{hit.sequence}] {window(body, words, PEEK_CHARS)}")
         if not parts:
             parts.append(_best_body(self.forest, sid, ()))
@@ -402,7 +389,7 @@ class _Loop:
         lines = [f"{card.label} title: {redact.redact(card.hit.title).text}"]
         for entry in self.forest.entries(sid):
             if entry.kind in ("checkpoint", "compaction", "branch.summary"):
-                text = redact.redact(entry_text(entry)).text
+                text = redact.redact(entry_text(entry.kind, entry.payload) or "").text
                 lines.append(f"[{entry.kind}] {window(text, (), 400)}")
         if len(lines) == 1:
             lines.append(f"opening: {window(_best_body(self.forest, sid, ()), (), 300)}")

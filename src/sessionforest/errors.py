@@ -42,6 +42,7 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
+    ├── TooLarge                     what, size, limit: an answer past the server's limit
     ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
@@ -56,7 +57,8 @@ status and JSON-RPC error code):
     InvalidInput   exit 1  rpc -32003  InvalidPayload, InvalidArgument, UnknownKind,
                                        LegacyKind, DeltaRefused, ForeignEntry, NotEvidence,
                                        ImportRejected (EntryConflict), DuplicateId,
-                                       UnknownParent, JsonlParseError, AdapterError
+                                       UnknownParent, JsonlParseError, AdapterError,
+                                       TooLarge
     Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
                                        StoreOutdated), StoreIOError (StoreFull,
                                        StoreReadOnly), BackendUnavailable, ProviderError,
@@ -551,6 +553,16 @@ class AdapterError(InvalidInput):
         self.reason = reason
         at = f" (event {index})" if index is not None else ""
         super().__init__(f"{provider} stream{at}: {reason}")
+
+
+class TooLarge(InvalidInput):
+    """An answer (or a batch's answers) the server will not build past its limit."""
+
+    def __init__(self, what: str, size: int, limit: int, advice: str) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes; {advice}")
 
 
 class BackendUnavailable(Unavailable):

@@ -42,6 +42,8 @@ from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
+    CURRENT_SCHEMA_VERSION,
+    Backlog,
     ChatSpec,
     CheckReport,
     Entry,
@@ -55,7 +57,7 @@ from .model import (
 )
 from .rules import refs
 from .rules.append import created_time, prepare, stamp_text
-from .search import find, recall
+from .search import find, recall, semantic
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
 from .search.semantic import Semantic
@@ -63,7 +65,10 @@ from .store import default_path, open_backend
 from .store.base import (
     AUTO,
     DURABILITIES,
+    FULL_TEXT,
     UNSET,
+    VECTORS,
+    Appended,
     AppendRequest,
     Auto,
     Backend,
@@ -93,6 +98,21 @@ SEMANTIC_MISSING = (
 )
 
 
+def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list[Entry]:
+    """The entries a backend appended as one chain (`done`: where the first went, the
+    stamp they carry), in order: each next one is the child of the one before."""
+    stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
+    parent, sequence = done.parent, done.sequence
+    entries = []
+    for item in items:
+        entries.append(
+            Entry(item.id, session_id, parent, sequence, item.kind, item.payload,
+                  item.visibility, CURRENT_SCHEMA_VERSION, item.created_at, stamp)
+        )  # fmt: skip
+        parent, sequence = item.id, sequence + 1
+    return entries
+
+
 class Forest(TreeFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
@@ -106,6 +126,12 @@ class Forest(TreeFacade):
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
         self._semantic = Semantic.open(backend.vectors)
+        # The backend's maintenance thread (store/base/maintenance.py) indexes behind
+        # the appends; with the semantic leg it also embeds what was indexed, once
+        # writes pause, for every writer: a library user, the CLI, the server.
+        self._maintenance = backend.maintenance
+        if self._semantic is not None and self.readonly_why is None:
+            self._maintenance.add(VECTORS, self._semantic.step, quiet=semantic.QUIET)
 
     # --- opening -----------------------------------------------------------------
 
@@ -139,9 +165,11 @@ class Forest(TreeFacade):
         cannot be written opens read-only (`forest.readonly`).
 
         A SQLite writer indexes its appends for search on a background thread
-        once they pause (`background_index`; False: searches, `close` and every
-        10,000th unindexed append index them). A search always finds every
-        append acknowledged before it. PostgreSQL indexes inside the append.
+        once they pause, and with the semantic leg embeds what was written
+        (`background_index`; False: searches, `close` and every 10,000th
+        unindexed append index them, `index_semantic` embeds). A search always
+        finds every append acknowledged before it. PostgreSQL indexes inside
+        the append.
         """
         if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
@@ -291,13 +319,10 @@ class Forest(TreeFacade):
             stamping = Stamping(None, stamp_text(stamp))
         item = NewEntry(entry_id, kind, payload, body, vis, created)
         done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
-        if isinstance(stamp, Auto) or done.stamp_text != stamping.text:
-            # The stamp as stored: taken for the bound directory (or again inside the
-            # write lock when another process bound the session meanwhile).
-            stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
-        return Entry(
-            entry_id, session_id, done.parent, done.sequence, kind, payload, vis, 2, created, stamp
-        )
+        self._wrote()
+        # The stamp as stored: taken for the bound directory (or again inside the write
+        # lock when another process bound the session meanwhile).
+        return appended(session_id, (item,), done)[0]
 
     def append_group(self, requests: Sequence[AppendRequest]) -> list[Entry | ForestError]:
         """Several appends, to any sessions, committed in ONE transaction (group commit).
@@ -325,15 +350,40 @@ class Forest(TreeFacade):
                                        stamping))  # fmt: skip
             placed.append((i, item))
         done = self._store.append_group(group) if group else []
+        self._wrote()
         for (i, item), outcome in zip(placed, done, strict=True):
             if isinstance(outcome, ForestError):
                 results[i] = outcome
                 continue
-            stamp = orjson.loads(outcome.stamp_text) if outcome.stamp_text is not None else None
-            results[i] = Entry(item.id, requests[i].session_id, outcome.parent, outcome.sequence,
-                               item.kind, item.payload, item.visibility, 2, item.created_at,
-                               stamp)  # fmt: skip
+            results[i] = appended(requests[i].session_id, (item,), outcome)[0]
         return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
+
+    def _wrote(self) -> None:
+        """After a commit that added entries: their vectors are due (the semantic leg)."""
+        if self._semantic is not None:
+            self._maintenance.due(VECTORS)
+
+    def maintain(self) -> None:
+        """Mark every maintenance job due: another process wrote to the store (the
+        server's heads watcher and `forest watch` call it), or a long-lived process
+        starts and takes over a backlog (entries not yet indexed or embedded)."""
+        for name in (FULL_TEXT, VECTORS):
+            self._maintenance.due(name)
+
+    def maintenance_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until the maintenance thread has nothing due (tests, benchmarks, a
+        watcher's clean stop); returns whether it got there within `timeout` s."""
+        return self._maintenance.idle(timeout)
+
+    def backlog(self) -> Backlog:
+        """What waits behind the writes: entries not yet in the full-text index, and
+        entries (and chats) without vectors when the semantic leg is on."""
+        vectors = self._backend.vectors if self._semantic is not None else None
+        return Backlog(
+            self._backend.backlog(),
+            vectors.backlog() if vectors is not None else None,
+            vectors.waiting() if vectors is not None else None,
+        )
 
     def _suggest(self, error: ForestError) -> ForestError:
         """A plain miss with the ids one typo away, as every other method says it."""
@@ -364,15 +414,8 @@ class Forest(TreeFacade):
             return []
         stamping = self._worktrees.stamping(session_id)
         done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
-        entries: list[Entry] = []
-        stamp = orjson.loads(done.stamp_text) if done.stamp_text is not None else None
-        link, sequence = done.parent, done.sequence
-        for item in prepared:
-            entry = Entry(item.id, session_id, link, sequence, item.kind, item.payload,
-                          item.visibility, 2, now, stamp)  # fmt: skip
-            entries.append(entry)
-            link, sequence = item.id, sequence + 1
-        return entries
+        self._wrote()
+        return appended(session_id, prepared, done)
 
     @suggesting
     def move_head(
@@ -540,6 +583,7 @@ class Forest(TreeFacade):
         `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
         once it passes or is cancelled."""
         check_limit(limit)
+        self._backend.catch_up()
         with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
             return recall.search_session_entries(index, session_id, query, limit)
@@ -563,10 +607,9 @@ class Forest(TreeFacade):
         """
         check_limit(limit)
         leg = self._semantic
+        self._backend.catch_up()  # every append acknowledged before is found
         if leg is not None and self.readonly_why is None:
-            # A few pending vectors (a chat appended to just now) are made first.
-            self._indexed()
-            leg.freshen()
+            leg.freshen()  # a few pending vectors (a chat appended to just now) first
         with running(deadline), self._backend.search(deadline) as index:
             ranked = leg.ranked if leg is not None else None
             return find.search_chats(
@@ -591,14 +634,8 @@ class Forest(TreeFacade):
             raise InvalidArgument("semantic", SEMANTIC_MISSING)
         if limit is not None:
             check_limit(limit)
-        self._indexed()
+        self._backend.catch_up()  # only indexed entries are noted for vectors
         return leg.catch_up(limit=limit, progress=progress), leg.waiting()
-
-    def _indexed(self) -> None:
-        """Let the full-text index catch up with the appends (opening a search does,
-        on every backend): only indexed entries are noted for vectors."""
-        with self._backend.search():
-            pass
 
     # --- import and export -----------------------------------------------------------
 
@@ -624,9 +661,10 @@ class Forest(TreeFacade):
         report = importers.run(
             self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
         )
-        if self._semantic is not None and report.entries:
-            self._indexed()
-            self._semantic.catch_up()  # the imported chats' vectors, in batches
+        if report.entries:
+            # Their vectors are computed behind (the maintenance thread, once writes
+            # pause), so an import costs the same with the semantic leg or without.
+            self._wrote()
         return report
 
     def import_source(
@@ -651,9 +689,8 @@ class Forest(TreeFacade):
             self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
             progress=progress,
         )  # fmt: skip
-        if self._semantic is not None and report.entries:
-            self._indexed()
-            self._semantic.catch_up()
+        if report.entries:
+            self._wrote()  # their vectors follow on the maintenance thread
         return report, done
 
     def sources(self) -> list[Location]:

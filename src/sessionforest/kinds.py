@@ -2,13 +2,15 @@
 
 One definition serves three ends: `validate_payload` (msgspec checks a payload
 against its kind's Struct, ~2x faster than the hand-written checks it replaced:
-benchmarks/bench_kinds.py), the JSON Schema the server publishes
-(`payload_schemas`), and, on a refusal, the InvalidPayload naming the kind and
-the field path (`content[0].text`), found by kindcheck.py from the same types.
+benchmarks/bench_kinds.py), the JSON Schema the server publishes (openrpc.py
+reads the Structs), and, on a refusal, the InvalidPayload naming the kind and
+the field path (`content[0].text`): msgspec's own error says where, `refusal`
+says it in the forest's words.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -278,40 +280,85 @@ def validate_payload(kind: str, payload: Any) -> KindSpec:
     try:
         _convert(payload, spec.payload)
     except _Invalid as exc:
-        from .kindcheck import refusal
-
-        raise refusal(kind, spec.payload, payload, exc) from None
+        raise refusal(kind, spec.payload, exc) from None
     return spec
-
-
-def payload_schemas(ref_template: str = "#/$defs/{name}") -> tuple[dict[str, Any], dict[str, Any]]:
-    """(kind -> JSON Schema of its payload, shared definitions), from the Structs above."""
-    kinds = list(KINDS)
-    schemas, definitions = msgspec.json.schema_components(
-        [KINDS[k].payload for k in kinds], ref_template=ref_template
-    )
-    return dict(zip(kinds, schemas, strict=True)), definitions
 
 
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def text_of(payload: dict[str, Any]) -> str:
-    """The human-readable text of a payload (for logs, trees and search)."""
-    content = payload.get("content")
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif block.get("type") == "tool_call":
-                parts.append(f"[tool {block.get('name', '')}]")
-        return " ".join(p for p in parts if p)
-    for key in ("summary", "text", "message", "output", "model", "status", "task"):
-        value = payload.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+# --- a refusal in the forest's words ---------------------------------------------
+#
+# msgspec's error already says where (`... - at `$.content[0].text``) and what (its
+# own phrases, below); a Rule raised by a __post_init__ is its cause. These say the
+# same in the words every other InvalidPayload uses.
+
+_AT = re.compile(r"(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?", re.S)
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
+_EXPECTED = re.compile(r"Expected `(?P<want>[^`]+)`(?:, got `(?P<got>[^`]+)`)?(?P<rest>.*)", re.S)
+_LENGTH = re.compile(r" of length >= 1")
+_INVALID = re.compile(r"Invalid (?:enum )?value (?P<value>.+)", re.S)
+_WORDS = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+}
+
+
+def refusal(kind: str, cls: type, error: msgspec.ValidationError) -> InvalidPayload:
+    """The InvalidPayload for msgspec's refusal of a payload as a `cls`: the field
+    path msgspec names (`content[0].text`, `$` for the payload itself), the reason."""
+    found = _AT.fullmatch(str(error))
+    assert found is not None  # the pattern matches any text
+    what, path = found["what"], (found["path"] or "").removeprefix(".")
+    rule = error.__cause__
+    if isinstance(rule, Rule):
+        return InvalidPayload(kind, _join(path, rule.field) or "$", rule.reason)
+    if missing := _MISSING.fullmatch(what):
+        return InvalidPayload(kind, _join(path, missing["name"]), "is required")
+    if (expected := _EXPECTED.fullmatch(what)) is not None:
+        want = " or ".join(_WORDS.get(t, t) for t in expected["want"].split(" | "))
+        rest = expected["rest"]
+        if _LENGTH.fullmatch(rest):
+            reason = "must not be empty"
+        elif expected["got"] is not None:
+            reason = f"must be {want}, got {expected['got']}{rest}"
+        else:
+            reason = f"must be {want}{rest}"
+        return InvalidPayload(kind, path or "$", reason)
+    if (invalid := _INVALID.fullmatch(what)) is not None:
+        allowed = _allowed(msgspec.inspect.type_info(cls), path)
+        one_of = f"one of {', '.join(map(str, allowed))}" if allowed else "an allowed value"
+        return InvalidPayload(kind, path or "$", f"must be {one_of}, got {invalid['value']}")
+    return InvalidPayload(kind, path or "$", what)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path and name else path or name
+
+
+def _allowed(t: Any, path: str) -> list[Any]:
+    """The values a Literal field, or the tags a union of blocks, at `path` allows."""
+    mi = msgspec.inspect
+    for name, _index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
+        if isinstance(t, mi.Metadata):
+            t = t.type
+        if isinstance(t, mi.ListType):
+            t = t.item_type
+            continue
+        members = t.types if isinstance(t, mi.UnionType) else (t,)
+        structs = [m for m in members if isinstance(m, mi.StructType)]
+        if structs and all(m.tag_field == name for m in structs):
+            return [m.tag for m in structs]
+        fields = [f for m in structs for f in m.fields if f.encode_name == name]
+        if not fields:
+            return []
+        t = fields[0].type
+    if isinstance(t, mi.Metadata):
+        t = t.type
+    return sorted(t.values) if isinstance(t, mi.LiteralType) else []

@@ -14,7 +14,6 @@ from typing import Any
 
 import orjson
 
-from .kinds import text_of
 from .model import Entry, Node, Visibility
 from .text import escape, plural, preview
 
@@ -58,13 +57,30 @@ class _Indent:
 
 
 def describe(kind: str, payload: dict[str, Any]) -> str:
-    """Display text for an entry: `text_of`, plus the call of a tool.started (it has no text)."""
+    """An entry on one line, as a log or tree draws it: a message's text blocks with
+    its tool calls named in place, a tool call's name and input, else the first of
+    a summary, text, message, output, model, status or task."""
     if kind == "tool.started":
         args = payload.get("input")
         return f"{payload.get('name', '')} {orjson.dumps(args).decode() if args else ''}".strip()
     if kind == "checkpoint" and payload.get("summary") == payload.get("label"):
         return ""  # the label is already shown as [label]
-    return text_of(payload)
+    content = payload.get("content")
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "tool_call":
+                parts.append(f"[tool {block.get('name', '')}]")
+        return " ".join(p for p in parts if p)
+    for key in ("summary", "text", "message", "output", "model", "status", "task"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _indent_text(indent: _Indent | None, max_levels: int) -> str:

@@ -217,7 +217,7 @@ def test_unknown_schema_version_fails_closed_everywhere(forest: Forest, harness:
     assert forest.entry(sid, ok.id).payload == {"content": TEXT}
 
 
-# --- msgspec and kindcheck read the same contracts -----------------------------------
+# --- every refusal msgspec makes, said in the forest's words ------------------------
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -254,8 +254,8 @@ def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
 @settings(max_examples=400, deadline=None)
 @given(_mutated())
 def test_every_refusal_names_a_field_and_a_reason(case: tuple[str, Any]) -> None:
-    """Whatever msgspec refuses, kindcheck finds the field from the same types (never
-    falls back to msgspec's own words), and what it accepts is stored as given."""
+    """Whatever msgspec refuses is said with a field path and a reason in the forest's
+    words (never msgspec's own phrasing), and what it accepts is stored as given."""
     kind, payload = case
     try:
         validate_payload(kind, payload)

@@ -133,7 +133,7 @@ def test_released_sqlite_statements_are_split_exactly_as_written() -> None:
         "CREATE TABLE t (a TEXT)",
         "CREATE TRIGGER g AFTER INSERT ON t BEGIN\n    SELECT ';'; -- inside\n    SELECT 2;\nEND",
     ]
-    with pytest.raises(ValueError, match="not ended by ';'"):
+    with pytest.raises(RuntimeError, match="not ended by ';'"):
         list(sqlite.statements("CREATE TABLE t (a TEXT);\nCREATE TABLE u (b TEXT)"))
 
 
@@ -196,7 +196,7 @@ def test_the_released_files_must_number_1_to_n_once_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], problem: str
 ) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises(RuntimeError, match=problem):
         runner.load(_package(tmp_path, files))
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from ..store.base import ChatKey, SearchIndex, Term
-from .gate import RULE, GateInput, GateRule
+from .gate import GateInput
 from .query import parse_query
 from .recall import check_limit
 from .results import ChatSearch, GateReason
@@ -36,27 +36,38 @@ def search_chats(
     now: datetime,
     limit: int = 8,
     harness: str | None = None,
-    rule: GateRule = RULE,
     semantic: Semantic | None = None,
 ) -> ChatSearch:
     """Top-level chats matching `query`, best first, and whether the index is sure.
 
     Time phrases resolve against `now` (UTC when it carries no zone); `harness`
     restricts the chats to one harness, as a harness word does; `limit` must
-    be at least 1 (InvalidArgument otherwise); `rule` is the gate's operating
-    point (the calibrated one unless a benchmark asks otherwise); `semantic`
-    ranks chats by meaning (search/semantic.py: the text searched for in, chat
-    keys closest first out; None: no semantic leg).
+    be at least 1 (InvalidArgument otherwise); `semantic` ranks chats by
+    meaning (search/semantic.py: the text searched for in, chat keys closest
+    first out; None: no semantic leg).
     """
+    return judged(index, query, now, limit, harness, semantic)[0]
+
+
+def judged(
+    index: SearchIndex,
+    query: str,
+    now: datetime,
+    limit: int = 8,
+    harness: str | None = None,
+    semantic: Semantic | None = None,
+) -> tuple[ChatSearch, GateInput]:
+    """`search_chats`, and what its gate judged (a calibration re-judges those facts
+    under other rules without searching again: benchmarks/gate_calibration.py)."""
     check_limit(limit)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     known = index.harnesses()
-    found = _find(index, query, now, known, harness, limit, rule, semantic)
-    if not found.hits and found.harness and harness is None:
+    found = _find(index, query, now, known, harness, limit, semantic)
+    if not found[0].hits and found[0].harness and harness is None:
         # A harness name can also be a topic ("the claude sidecar"):
         # with nothing found under the filter, search it as a word.
-        found = _find(index, query, now, [], None, limit, rule, semantic)
+        found = _find(index, query, now, [], None, limit, semantic)
     return found
 
 
@@ -80,9 +91,8 @@ def _find(
     known: list[str],
     harness: str | None,
     limit: int,
-    rule: GateRule,
     semantic: Semantic | None = None,
-) -> ChatSearch:
+) -> tuple[ChatSearch, GateInput]:
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
     vocab = Vocabulary(index)
@@ -153,11 +163,11 @@ def _find(
         best_evidence=best_evidence,
         now=now,
     )
-    confident, reason, detail = facts.judge(rule)
+    confident, reason, detail = facts.judge()
     if confident and top is not None and top is not core[0]:
         confident, reason = False, GateReason.CONTESTED_LEAD
         detail = f"the words pick {top.title!r}, but by meaning another chat ranks first"
-    return ChatSearch(
+    result = ChatSearch(
         query=query,
         confident=confident,
         reason=reason,
@@ -172,5 +182,5 @@ def _find(
         mode=mode,
         outside_window=tuple(made[c.session_id] for c in outside if c.session_id in made),
         excluded_terms=parsed.excluded,
-        gate=facts,
     )
+    return result, facts

@@ -1,25 +1,24 @@
 """The gate: whether the index alone is sure which chat was meant, and why.
 
-Confident only when every typed word is known, the top chat matched all of
-them (the searched terms and, under `CommonWords.ALL`, the common words
-dropped from the search), and it leads the next chat by `GateRule.lead` with
-at least two matches (counted as matched words under `RULE`: one word alone
-never singles out a chat among others; and no other shown chat's entries hold
-more of the words), or is the only chat that matched (under `only_hit="whole"` one of
-its entries, or its digest, must hold every searched word; under "best", the
-one `RULE` uses, its entries may hold them together when no chat the filters
-left out, a time window or a harness, holds more whole-chat evidence). Where
-the words tie (a lead short of 1.5x), recency may lead instead under
-`GateRule.recency`: every chat about as strong on the words holds no more
-evidence and has been idle at least that many times as long (an earlier
-attempt at the same topic). Never when the time window had to be
+Confident only when every typed word is known (a word the index knows only as
+the start of longer words is not), the top chat matched all of them (the
+searched terms and the common words dropped from the search), matched at least
+two of them (one word alone never singles out a chat among others), and leads
+the next chat by `LEAD` on whole-chat evidence (BM25F and best passage) with no
+other shown chat's entries holding more of the words and its own digest
+(title, opening exchange, latest summary) holding every searched word; or is
+the only chat that matched (when the query was relaxed to OR, its entries may
+hold the words together only if no chat the filters left out, a time window or
+a harness, holds more whole-chat evidence). Where the words tie (a lead short
+of `LEAD`), recency may lead instead: every chat about as strong on the words
+holds no more evidence and has been idle at least `RECENCY` times as long (an
+earlier attempt at the same topic). Never when the time window had to be
 dropped. Anything else says which condition failed.
 
-How the lead is measured is a parameter (`LeadMeasure`), because a
-reciprocal-rank-fused score compresses leads: rank 1 over rank 2 of one list
-is 61/62, so a fused ratio of 1.5x is almost never reached.
-`benchmarks/gate_calibration.py` measures every variant on the labelled
-corpora and `RULE` is the operating point it chose (docs/benchmarks.md).
+This is one operating point: `benchmarks/gate_calibration.py` measures the
+whole space of such rules (`benchmarks/gate_space.py`: other lead measures,
+thresholds, ways of counting) on the labelled corpora, and chose this one
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -27,102 +26,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Final
 
 from ..ids import parse_iso
 from .results import ChatHit, GateReason
 from .terms import TermChoice
 
-LEAD: Final = 1.5
-MIN_MATCHES: Final = 2
-
-
-class LeadMeasure(StrEnum):
-    """What "leads the next chat by 1.5x" compares."""
-
-    FUSED = "fused"  # the fused (RRF + bonuses) scores
-    EVIDENCE = "evidence"  # their whole-chat evidence (BM25F and best passage)
-    # A next chat that misses a word the top chat matched is led outright;
-    # when both match every word, the evidence ratio decides.
-    COVERAGE = "coverage"
-
-
-class CommonWords(StrEnum):
-    """Whether typed words too common to search must be in the top chat too."""
-
-    ALL = "all"  # every typed word counts
-    SEARCHED = "searched"  # only the searched (rarest six) words count
-
-
-class Counted(StrEnum):
-    """What "at least two matches" counts in the top chat."""
-
-    ENTRIES = "entries"  # its matching entries (and its digest)
-    WORDS = "words"  # the searched words it matched: a one-word query leads nothing
-
-
-class OnlyHit(StrEnum):
-    """When being the only chat that matched is enough."""
-
-    WHOLE = "whole"  # one entry (or the digest) must hold every searched word
-    COVERED = "covered"  # its entries together must hold every searched word
-    # Its entries together hold every searched word and no chat at all, the
-    # filters (time window, harness) aside, holds more whole-chat evidence:
-    # the filters left one chat, and nothing they left out outweighs it.
-    BEST = "best"
-
-
-class Prefixes(StrEnum):
-    """Whether a word the index knows only as the start of longer words is known."""
-
-    UNSURE = "unsure"  # never confident with such a word
-    KNOWN = "known"  # it counts as known (an inflection the prefix retry resolves)
-
-
-@dataclass(frozen=True, slots=True)
-class GateRule:
-    """One operating point of the gate (see `benchmarks/gate_calibration.py`)."""
-
-    measure: LeadMeasure = LeadMeasure.EVIDENCE
-    lead: float = 1.5
-    min_matches: int = MIN_MATCHES
-    common_words: CommonWords = CommonWords.ALL
-    only_hit: OnlyHit = OnlyHit.WHOLE
-    # A lead also needs the top chat to be about the words: its digest (title,
-    # opening exchange, latest summary) holds every searched word.
-    about: bool = True
-    counted: Counted = Counted.ENTRIES
-    # When the words do not single the top chat out (a lead short of `lead`),
-    # recency may: every shown chat it does not lead on the words holds no more
-    # evidence and has been idle at least `recency` times as long (0: never;
-    # idle times count at least a day).
-    recency: float = 0.0
-    prefixes: Prefixes = Prefixes.UNSURE
-
-    @property
-    def name(self) -> str:
-        counted = "matches" if self.counted is Counted.ENTRIES else "matched words"
-        text = (
-            f"{self.measure} lead {self.lead}x, {self.min_matches}+ {counted}, "
-            f"common words: {self.common_words}, only hit: {self.only_hit}, "
-            f"lead needs the digest: {'yes' if self.about else 'no'}"
-        )
-        if self.recency:
-            text += f", else recency {self.recency:g}x"
-        if self.prefixes is Prefixes.KNOWN:
-            text += ", prefixes known"
-        return text
-
-
-# The operating point: the calibration's choice (zero confident-but-wrong on
-# Bridge and LoCoMo, the most confident among those).
-RULE: Final = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.BEST, recency=2.0)
+LEAD: Final = 1.5  # the top chat's evidence over the next chat's
+MIN_WORDS: Final = 2  # searched words the top chat must match to lead others
+RECENCY: Final = 2.0  # how many times as long the tied chats must have been idle
+DAY: Final = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
 class GateInput:
-    """What the gate judges, kept on the search result so any rule can re-judge it."""
+    """What the gate judges of one search (`search.find.judged` returns it too)."""
 
     choice: TermChoice
     top: ChatHit | None
@@ -136,7 +54,7 @@ class GateInput:
     best_evidence: float = 0.0
     now: datetime | None = None  # what idle times are measured from (None: no recency)
 
-    def judge(self, rule: GateRule = RULE) -> tuple[bool, GateReason, str]:
+    def judge(self) -> tuple[bool, GateReason, str]:
         return judge(
             self.choice,
             self.top,
@@ -148,7 +66,6 @@ class GateInput:
             top_about=self.top_about,
             best_evidence=self.best_evidence,
             now=self.now,
-            rule=rule,
         )
 
 
@@ -156,24 +73,13 @@ def _listed(items: Sequence[str]) -> str:
     return ", ".join(items)
 
 
-def _ratio(top: float, other: float) -> float:
+def ratio(top: float, other: float) -> float:
     if other > 0:
         return top / other
     return float("inf") if top > 0 else 1.0
 
 
-def _lead(rule: GateRule, terms: Sequence[str], top: ChatHit, runner_up: ChatHit) -> float:
-    if rule.measure is LeadMeasure.FUSED:
-        return _ratio(top.score, runner_up.score)
-    if rule.measure is LeadMeasure.COVERAGE and not set(terms) <= set(runner_up.matched_terms):
-        return float("inf")
-    return _ratio(top.evidence, runner_up.evidence)
-
-
-DAY: Final = 86_400.0
-
-
-def _idle_days(hit: ChatHit, now: datetime) -> float | None:
+def idle_days(hit: ChatHit, now: datetime) -> float | None:
     """Days since the chat's latest activity, at least one (None: unreadable)."""
     try:
         last = parse_iso(hit.updated_at)
@@ -182,28 +88,22 @@ def _idle_days(hit: ChatHit, now: datetime) -> float | None:
     return max((now - last).total_seconds() / DAY, 1.0)
 
 
-def _newer(
-    rule: GateRule,
-    terms: Sequence[str],
-    top: ChatHit,
-    others: Sequence[ChatHit],
-    now: datetime | None,
-) -> bool:
+def _newer(top: ChatHit, others: Sequence[ChatHit], now: datetime | None) -> bool:
     """Whether recency leads where the words do not: every chat of `others` the
-    top chat (which matched every word) does not lead by `rule.lead` on the
-    words holds no more evidence and has been idle `rule.recency` times as long."""
-    if not rule.recency or now is None:
+    top chat (which matched every word) does not lead by `LEAD` on evidence
+    holds no more evidence and has been idle `RECENCY` times as long."""
+    if now is None:
         return False
-    top_idle = _idle_days(top, now)
+    top_idle = idle_days(top, now)
     if top_idle is None:
         return False
     for other in others:
-        if _lead(rule, terms, top, other) >= rule.lead:
+        if ratio(top.evidence, other.evidence) >= LEAD:
             continue
         if other.evidence > top.evidence:
             return False
-        idle = _idle_days(other, now)
-        if idle is None or idle < rule.recency * top_idle:
+        idle = idle_days(other, now)
+        if idle is None or idle < RECENCY * top_idle:
             return False
     return True
 
@@ -220,7 +120,6 @@ def judge(
     top_about: bool = True,
     best_evidence: float = 0.0,
     now: datetime | None = None,
-    rule: GateRule = RULE,
 ) -> tuple[bool, GateReason, str]:
     """(confident, reason, sentence) from the two best chats of the full ranking.
 
@@ -233,10 +132,10 @@ def judge(
     found chats only without it): never confident.
     `rivals`: the chats shown after the runner-up; none of them may hold more
     whole-chat evidence than the top chat either.
-    `top_about`: whether the top chat's digest holds every searched word
-    (a lead needs it under `rule.about`).
+    `top_about`: whether the top chat's digest holds every searched word (a
+    lead needs it).
     `best_evidence`: the most whole-chat evidence any chat holds, the filters
-    aside (an only hit needs as much under `OnlyHit.BEST`).
+    aside (a relaxed only hit needs as much).
     `now`: what idle times are measured from (a recency lead needs it).
     """
     terms = [t.label for t in choice.kept]
@@ -256,15 +155,14 @@ def judge(
         )
     if top is None:
         return False, GateReason.NO_HITS, "no chat matched"
-    if choice.prefixed and rule.prefixes is Prefixes.UNSURE:
+    if choice.prefixed:
         return (
             False,
             GateReason.PREFIX_TERMS,
             f"{_listed(choice.prefixed)} matched only as the start of longer words",
         )
     missing = [t for t in terms if t not in top.matched_terms]
-    if rule.common_words is CommonWords.ALL:
-        missing += [*top_misses_dropped, *choice.unchecked]
+    missing += [*top_misses_dropped, *choice.unchecked]
     if missing:
         return (
             False,
@@ -272,18 +170,7 @@ def judge(
             f"the top chat does not match {_listed(missing)}",
         )
     if runner_up is None:
-        if not only_hit_holds and rule.only_hit is OnlyHit.WHOLE:
-            return (
-                False,
-                GateReason.ONLY_HIT_RELAXED,
-                "the only chat that matches, but no entry of it holds every word "
-                "(found after relaxing AND to OR)",
-            )
-        if (
-            not only_hit_holds
-            and rule.only_hit is OnlyHit.BEST
-            and (best_evidence <= 0 or top.evidence < best_evidence)
-        ):
+        if not only_hit_holds and (best_evidence <= 0 or top.evidence < best_evidence):
             return (
                 False,
                 GateReason.ONLY_HIT_RELAXED,
@@ -291,21 +178,19 @@ def judge(
                 "and a chat the filters left out holds more of them",
             )
         return True, GateReason.ONLY_HIT, "the only chat that matches"
-    if rule.counted is Counted.WORDS and len(top.matched_terms) < rule.min_matches:
+    if len(top.matched_terms) < MIN_WORDS:
         return False, GateReason.SINGLE_MATCH, "one word cannot single out a chat among others"
-    if rule.counted is Counted.ENTRIES and top.matches < rule.min_matches:
-        return False, GateReason.SINGLE_MATCH, "the top chat matched only once"
-    lead = _lead(rule, terms, top, runner_up)
+    lead = ratio(top.evidence, runner_up.evidence)
     shown = "every word the next chat misses" if lead == float("inf") else f"{lead:.2f}x"
-    newer = lead < rule.lead and _newer(rule, terms, top, (runner_up, *rivals), now)
+    newer = lead < LEAD and _newer(top, (runner_up, *rivals), now)
     if newer:
-        shown = f"recency (the chats as strong on the words are {rule.recency:g}x as old)"
-    if lead < rule.lead and not newer:
+        shown = f"recency (the chats as strong on the words are {RECENCY:g}x as old)"
+    if lead < LEAD and not newer:
         return (
             False,
             GateReason.NARROW_LEAD,
-            f"the top chat leads the next by only {shown} (needs {rule.lead}x, "
-            f"measured on {rule.measure} scores)",
+            f"the top chat leads the next by only {shown} (needs {LEAD}x, "
+            "measured on evidence scores)",
         )
     if max((h.evidence for h in (runner_up, *rivals)), default=0.0) > top.evidence:
         # The lead comes from one list (say a title match) while another
@@ -316,7 +201,7 @@ def judge(
             f"the top chat leads the next by {shown}, but another chat's entries "
             "match the words more",
         )
-    if rule.about and not top_about:
+    if not top_about:
         return (
             False,
             GateReason.NOT_ABOUT,
@@ -328,7 +213,6 @@ def judge(
         if lead == float("inf")
         else f"the words do not single out the top chat, but it leads by {shown}"
         if newer
-        else f"the top chat matches every word and leads the next by {shown} "
-        f"({rule.measure} scores)"
+        else f"the top chat matches every word and leads the next by {shown} (evidence scores)"
     )
     return True, GateReason.CLEAR_LEAD, detail

@@ -6,16 +6,12 @@ excerpts chosen by the search backend, never whole entry bodies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from ..scripts import ELLIPSIS, MARK
 from ..wire import ChatHitJson, ChatSearchJson, EntryHitJson
 from .query import TimeWindow
-
-if TYPE_CHECKING:
-    from .gate import GateInput
 
 __all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
@@ -125,9 +121,6 @@ class ChatSearch:
     outside_window: tuple[ChatHit, ...] = ()
     # `-word`s: no chat holding one (in an entry or its digest) is listed.
     excluded_terms: tuple[str, ...] = ()
-    # What the gate judged (not part of the JSON): lets a benchmark re-judge
-    # the same search under another operating point without searching again.
-    gate: GateInput | None = field(default=None, compare=False, repr=False)
 
     @property
     def top(self) -> ChatHit | None:

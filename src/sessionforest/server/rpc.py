@@ -2,7 +2,13 @@
 
 `Dispatcher.handle(raw, client)` takes one message (a request, a notification
 or a batch) and returns the bytes to send back, or None when nothing is due
-(notifications only). Errors: the spec's codes for malformed messages and
+(notifications only). Each answer is serialised as soon as it is made; a read's
+over `Limits.max_response` bytes is answered with TooLarge instead, and once a
+batch's answers reach `Limits.max_batch_response` its remaining requests are
+not run (each answers TooLarge), so a small request cannot make the server
+build a huge reply (a batch of 100 `sessions/log` of a 5 MB chat once built
+728 MB). An integer param outside the stores' 64-bit range is invalid params
+(-32602), as any other bad param. Errors: the spec's codes for malformed messages and
 params, and for a ForestError its family's code (errors.FAMILIES, the table
 the CLI's exit codes come from) with `data` = the error's `to_json()`. An
 unexpected exception answers -32603 with no detail; its traceback goes to the
@@ -22,9 +28,9 @@ import msgspec
 import orjson
 
 from ..deadline import Deadline
-from ..errors import ForestError, family
+from ..errors import ForestError, TooLarge, family
 from .context import Call, Client, Server
-from .limits import depth_exceeds
+from .limits import MAX_INT, depth_exceeds
 from .registry import Method, Registry, Subscribed
 
 log = logging.getLogger("sessionforest.server")
@@ -90,7 +96,7 @@ def params_of(method: Method, raw: Any) -> Any:
             )
         raw = dict(zip(fields, raw, strict=False))
     try:
-        return msgspec.convert(raw, method.params)
+        params = msgspec.convert(raw, method.params)
     except msgspec.ValidationError as exc:
         text = str(exc)
         found = _AT.search(text)
@@ -99,6 +105,13 @@ def params_of(method: Method, raw: Any) -> Any:
             data["field"] = found.group(1)
             text = text[: found.start()]
         raise RpcError(INVALID_PARAMS, f"invalid params for {method.name}: {text}", data) from None
+    for name in method.params.__struct_fields__:
+        value = getattr(params, name)
+        if type(value) is int and not -MAX_INT - 1 <= value <= MAX_INT:
+            text = f"Expected an integer that fits in 64 bits (at most {MAX_INT})"
+            data = {"type": "InvalidParams", "message": f"{text} - at `$.{name}`", "field": name}
+            raise RpcError(INVALID_PARAMS, f"invalid params for {method.name}: {text}", data)
+    return params
 
 
 class Dispatcher:
@@ -113,58 +126,55 @@ class Dispatcher:
         subscription goes live only after its answer was handed to `send`."""
         answer, after = await self.answer(raw, client)
         if answer is not None:
-            send(orjson.dumps(answer))
+            send(answer)
         for release in after:
             release()
 
     async def answer(
         self, raw: bytes | str, client: Client
-    ) -> tuple[Any, list[Callable[[], None]]]:
-        """The response document (None: nothing to send) and what to run once it is sent."""
+    ) -> tuple[bytes | None, list[Callable[[], None]]]:
+        """The response (None: nothing to send) and what to run once it is sent."""
         limits = self.server.limits
         try:
             message = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            return _response(
-                None, error={"code": PARSE_ERROR, "message": f"parse error: {exc}"}
-            ), []
+            return error_message(PARSE_ERROR, f"parse error: {exc}"), []
         if depth_exceeds(message, limits.max_depth):
-            error = {
-                "code": INVALID_REQUEST,
-                "message": f"request nests deeper than {limits.max_depth} levels",
-            }
-            return _response(None, error=error), []
+            return error_message(
+                INVALID_REQUEST, f"request nests deeper than {limits.max_depth} levels"
+            ), []
         after: list[Callable[[], None]] = []
-        if isinstance(message, list):
-            if not message:
-                error = {"code": INVALID_REQUEST, "message": "invalid request: empty batch"}
-                return _response(None, error=error), []
-            if len(message) > limits.max_batch:
-                error = {
-                    "code": INVALID_REQUEST,
-                    "message": f"batch of {len(message)} requests exceeds {limits.max_batch}",
-                }
-                return _response(None, error=error), []
-            answers = []
-            for item in message:  # in order: a batch's writes commit in the order given
+        if not isinstance(message, list):
+            return await self.one(message, client, after), after
+        if not message:
+            return error_message(INVALID_REQUEST, "invalid request: empty batch"), []
+        if len(message) > limits.max_batch:
+            text = f"batch of {len(message)} requests exceeds {limits.max_batch}"
+            return error_message(INVALID_REQUEST, text), []
+        answers: list[bytes] = []
+        size = 0
+        for item in message:  # in order: a batch's writes commit in the order given
+            if size >= limits.max_batch_response:
+                one = _not_run(item, size, limits.max_batch_response)
+            else:
                 one = await self.one(item, client, after)
-                if one is not None:
-                    answers.append(one)
-            return (answers or None), after
-        return await self.one(message, client, after), after
+            if one is not None:
+                answers.append(one)
+                size += len(one) + 1
+        return (b"[" + b",".join(answers) + b"]" if answers else None), after
 
     async def one(
         self, request: Any, client: Client, after: list[Callable[[], None]]
-    ) -> dict[str, Any] | None:
+    ) -> bytes | None:
+        """One request's answer, serialised (None for a notification)."""
         if not isinstance(request, dict):
-            return _response(None, error={"code": INVALID_REQUEST, "message": "invalid request: "
-                                          "expected an object"})  # fmt: skip
+            return error_message(INVALID_REQUEST, "invalid request: expected an object")
         request_id = request.get("id", _NO_ID)
         reply_id = None if request_id is _NO_ID else request_id
         problem = _request_problem(request, request_id)
         if problem is not None:
             error = {"code": INVALID_REQUEST, "message": f"invalid request: {problem}"}
-            return _response(reply_id if _valid_id(request_id) else None, error=error)
+            return _dump(_response(reply_id if _valid_id(request_id) else None, error=error))
         try:
             result = await self.call(request["method"], request.get("params"), client)
         except Exception as exc:
@@ -172,13 +182,23 @@ class Dispatcher:
                 log.exception("%s failed", request["method"])
             if request_id is _NO_ID:
                 return None
-            return _response(request_id, error=error_object(exc))
+            return _dump(_response(request_id, error=error_object(exc)))
         if isinstance(result, Subscribed):
             after.append(result.release)
             result = result.answer
         if request_id is _NO_ID:
             return None
-        return _response(request_id, result)
+        body = _dump(_response(request_id, result))
+        del result  # the document may be large: only its bytes are kept from here
+        limit = self.server.limits.max_response
+        method = self.methods.get(request["method"])
+        # A write's answer is never withheld: it was committed, and it echoes what was
+        # written (bounded by max_body). Reads are what a small request can inflate.
+        if len(body) > limit and method is not None and method.mode in ("read", "loop"):
+            advice = "ask for less: a smaller `limit`, or page with its params"
+            refused = TooLarge(f"the answer to {request['method']}", len(body), limit, advice)
+            return _dump(_response(request_id, error=error_object(refused)))
+        return body
 
     async def call(self, name: str, raw_params: Any, client: Client) -> Any:
         method = self.methods.get(name)
@@ -205,6 +225,19 @@ class Dispatcher:
         if method.mode == "append":
             return (await server.append(handler(call, params))).to_json()
         return await server.write(lambda c: handler(c, params), call)
+
+
+def _dump(document: Any) -> bytes:
+    return orjson.dumps(document)
+
+
+def _not_run(request: Any, size: int, limit: int) -> bytes | None:
+    """The answer to a batch member left unrun because the batch's answers are full."""
+    if not isinstance(request, dict) or "id" not in request or not _valid_id(request["id"]):
+        return None  # a notification (or no id to answer): nothing to say
+    advice = "the rest of the batch was not run: send it in smaller batches"
+    error = TooLarge("this batch's answers", size, limit, advice)
+    return _dump(_response(request["id"], error=error_object(error)))
 
 
 def _valid_id(request_id: Any) -> bool:

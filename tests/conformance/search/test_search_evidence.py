@@ -8,14 +8,23 @@ from typing import Any
 
 import pytest
 
+from bench_modules import load
 from sessionforest import Forest
 from sessionforest.search import retrieve
-from sessionforest.search.gate import Counted, GateRule, LeadMeasure, OnlyHit, judge
+from sessionforest.search.gate import judge
 from sessionforest.search.query import parse_query, split_words
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
+space = load("gate_space")  # the gate's search space (benchmarks/gate_space.py)
+
+
+def judged(forest: Forest, query: str) -> Any:
+    """What the gate judged in `forest.search_chats(query, now=NOW)`."""
+    return space.searched(forest, query, NOW)[1]
+
+
 FILLER = ["hello there", "hi, how can I help"]  # the digest's opening exchange
 
 
@@ -124,7 +133,7 @@ def test_a_short_window_list_is_topped_up_from_any_time_after_it(
     assert found(result)[2:] == [old]
     assert [h.session_id for h in result.outside_window] == [old]
     # The gate judges the chats inside the window only: the same as without the top-up.
-    gate = result.gate
+    gate = judged(forest, "pottery workshop recently")
     assert gate is not None and gate.top is not None and gate.runner_up is not None
     assert {gate.top.session_id, gate.runner_up.session_id} == {recent, newer}
     assert gate.rivals == ()
@@ -148,9 +157,9 @@ def test_an_only_hit_found_by_relaxing_to_or_is_confident_when_nothing_holds_mor
     # The calibrated rule (only hit "best"): no chat anywhere holds more of the words.
     assert (result.confident, result.reason) == (True, GateReason.ONLY_HIT)
     # Under only hit "whole" one entry would have to hold every word.
-    assert result.gate is not None
-    whole = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.WHOLE)
-    assert result.gate.judge(whole)[:2] == (False, GateReason.ONLY_HIT_RELAXED)
+    facts = judged(forest, "kayak lighthouse")
+    whole = space.GateRule(counted=space.Counted.WORDS, only_hit=space.OnlyHit.WHOLE)
+    assert space.rejudge(facts, whole)[:2] == (False, GateReason.ONLY_HIT_RELAXED)
 
 
 def test_a_filtered_down_only_hit_is_unsure_when_a_chat_left_out_holds_more(
@@ -164,9 +173,9 @@ def test_a_filtered_down_only_hit_is_unsure_when_a_chat_left_out_holds_more(
     assert result.mode == "or" and inside(result) == [sid]  # the other chat follows it
     assert (result.confident, result.reason) == (False, GateReason.ONLY_HIT_RELAXED)
     assert "left out" in result.detail
-    assert result.gate is not None
-    covered = GateRule(counted=Counted.WORDS, only_hit=OnlyHit.COVERED)
-    assert result.gate.judge(covered)[:2] == (True, GateReason.ONLY_HIT)
+    facts = judged(forest, "kayak lighthouse this week")
+    covered = space.GateRule(counted=space.Counted.WORDS, only_hit=space.OnlyHit.COVERED)
+    assert space.rejudge(facts, covered)[:2] == (True, GateReason.ONLY_HIT)
 
 
 def test_a_filtered_down_only_hit_is_confident_when_nothing_left_out_holds_more(
@@ -220,12 +229,12 @@ def test_the_top_chat_is_checked_against_dropped_words(forest: Forest, make_chat
 def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
     choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
     top = _hit(0.07, ("a", "b"), evidence=2.0)
-    fused = GateRule(LeadMeasure.FUSED, 1.5, about=False)
-    assert judge(choice, top, _hit(0.04, ("a", "b"), evidence=1.0), rule=fused)[:2] == (
+    fused = space.GateRule(space.LeadMeasure.FUSED, 1.5, about=False)
+    assert space.judge(choice, top, _hit(0.04, ("a", "b"), evidence=1.0), rule=fused)[:2] == (
         True,
         GateReason.CLEAR_LEAD,
     )
-    verdict = judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0), rule=fused)
+    verdict = space.judge(choice, top, _hit(0.04, ("a", "b"), evidence=3.0), rule=fused)
     assert verdict[:2] == (False, GateReason.CONTESTED_LEAD)
 
 
@@ -235,6 +244,7 @@ def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
 def test_chat_sizes_are_the_chats_lengths_in_entries(forest: Forest, make_chat: Any) -> None:
     short = make_chat("Short", [*FILLER])
     long = make_chat("Long", [*FILLER, *(f"line {i}" for i in range(8))])
+    forest._backend.catch_up()  # every append indexed first
     with forest._backend.search() as index:
         nums = {row.session_id: row.key for row in index.all_chats()}
         sizes = index.chat_sizes([nums[short], nums[long]])
@@ -284,6 +294,7 @@ def test_entry_sequences_are_where_a_term_sits_in_the_chats_asked_about(
     one = make_chat("One", [*FILLER, "a kayak", "nothing", "kayak again"])
     two = make_chat("Two", [*FILLER, "kayak"])
     three = make_chat("Three", [*FILLER, "kayak"])
+    forest._backend.catch_up()  # every append indexed first
     with forest._backend.search() as index:
         nums = {row.session_id: row.key for row in index.all_chats()}
         [term] = index.tokens(["kayak"])

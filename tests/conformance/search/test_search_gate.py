@@ -7,12 +7,19 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench_modules import load
 from sessionforest import Forest
-from sessionforest.search.gate import RULE, Counted, GateRule, LeadMeasure, judge
+from sessionforest.search.gate import LEAD
 from sessionforest.search.results import ChatHit, GateReason
 from sessionforest.search.terms import Term, TermChoice
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)
+space = load("gate_space")  # the gate's search space (benchmarks/gate_space.py)
+
+
+def judged(forest: Forest, query: str) -> Any:
+    """What the gate judged in `forest.search_chats(query, now=NOW)`."""
+    return space.searched(forest, query, NOW)[1]
 
 
 def test_the_only_chat_that_matches_is_confident(forest: Forest, make_chat: Any) -> None:
@@ -62,8 +69,8 @@ def test_a_lead_needs_the_top_chat_to_be_about_the_words(forest: Forest, make_ch
         make_chat(f"Misc {i}", ["a", "b", "c", "d", "some postgres vacuum notes"])
     result = forest.search_chats("postgres vacuum bloat", now=NOW)
     assert (result.confident, result.reason) == (False, GateReason.NOT_ABOUT)
-    assert result.gate is not None
-    assert result.gate.judge(GateRule(about=False))[:2] == (True, GateReason.CLEAR_LEAD)
+    facts = judged(forest, "postgres vacuum bloat")
+    assert space.rejudge(facts, space.GateRule(about=False))[:2] == (True, GateReason.CLEAR_LEAD)
 
 
 def test_each_lead_measure_reads_its_own_scores() -> None:
@@ -71,14 +78,14 @@ def test_each_lead_measure_reads_its_own_scores() -> None:
     top = ChatHit("s", "t", 0.032, "active", "", "", "", "", ("a", "b"), 2, True, 4.0)
     # Fused scores 1.03x apart; evidence 4x; the next chat misses "b".
     nxt = ChatHit("n", "t", 0.031, "active", "", "", "", "", ("a",), 2, True, 1.0)
-    fused = GateRule(LeadMeasure.FUSED, about=False)
-    assert judge(choice, top, nxt, rule=fused)[:2] == (False, GateReason.NARROW_LEAD)
-    evidence = GateRule(LeadMeasure.EVIDENCE, 2.0, about=False)
-    assert judge(choice, top, nxt, rule=evidence)[:2] == (True, GateReason.CLEAR_LEAD)
+    fused = space.GateRule(space.LeadMeasure.FUSED, about=False)
+    assert space.judge(choice, top, nxt, rule=fused)[:2] == (False, GateReason.NARROW_LEAD)
+    evidence = space.GateRule(space.LeadMeasure.EVIDENCE, 2.0, about=False)
+    assert space.judge(choice, top, nxt, rule=evidence)[:2] == (True, GateReason.CLEAR_LEAD)
     equal = ChatHit("n", "t", 0.031, "active", "", "", "", "", ("a",), 2, True, 4.0)
-    assert judge(choice, top, equal, rule=evidence)[:2] == (False, GateReason.NARROW_LEAD)
-    coverage = GateRule(LeadMeasure.COVERAGE, 2.0, about=False)
-    verdict = judge(choice, top, equal, rule=coverage)
+    assert space.judge(choice, top, equal, rule=evidence)[:2] == (False, GateReason.NARROW_LEAD)
+    coverage = space.GateRule(space.LeadMeasure.COVERAGE, 2.0, about=False)
+    verdict = space.judge(choice, top, equal, rule=coverage)
     assert verdict[:2] == (True, GateReason.CLEAR_LEAD) and "misses" in verdict[2]
 
 
@@ -87,19 +94,20 @@ def test_twins_of_one_age_are_a_narrow_lead(forest: Forest, make_chat: Any) -> N
     make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=4)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
-    assert f"{RULE.lead}x" in result.detail
+    assert f"{LEAD}x" in result.detail
 
 
 def test_the_newer_of_twins_leads_by_recency(forest: Forest, make_chat: Any) -> None:
-    # Equal on the words; the older one has been idle over RULE.recency times as long.
+    # Equal on the words; the older one has been idle over RECENCY times as long.
     newer = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
     make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert result.top is not None and result.top.session_id == newer
     assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
     assert "recency" in result.detail
-    assert result.gate is not None
-    assert result.gate.judge(replace(RULE, recency=0.0))[:2] == (False, GateReason.NARROW_LEAD)
+    facts = judged(forest, "kanji flashcards")
+    no_recency = replace(space.RULE, recency=0.0)
+    assert space.rejudge(facts, no_recency)[:2] == (False, GateReason.NARROW_LEAD)
 
 
 def _dated(sid: str, terms: tuple[str, ...], evidence: float, days: float) -> ChatHit:
@@ -109,26 +117,32 @@ def _dated(sid: str, terms: tuple[str, ...], evidence: float, days: float) -> Ch
 
 def test_a_recency_lead_needs_every_chat_as_strong_on_the_words_to_be_older() -> None:
     choice = TermChoice((Term("a", ("a",), 1, 0), Term("b", ("b",), 1, 0)), (), (), ())
-    rule = replace(RULE, recency=2.0)
+    rule = replace(space.RULE, recency=2.0)
     top = _dated("s", ("a", "b"), 2.0, 1)
     old = _dated("o", ("a", "b"), 2.0, 30)
-    sure = judge(choice, top, old, now=NOW, rule=rule)
+    sure = space.judge(choice, top, old, now=NOW, rule=rule)
     assert sure[:2] == (True, GateReason.CLEAR_LEAD) and "recency" in sure[2]
     # No clock, no recency.
-    assert judge(choice, top, old, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
+    assert space.judge(choice, top, old, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
     # A rival shown further down, as strong and as new, spoils it.
     young = _dated("y", ("a", "b"), 2.0, 1.5)
-    spoilt = judge(choice, top, old, rivals=(young,), now=NOW, rule=rule)
+    spoilt = space.judge(choice, top, old, rivals=(young,), now=NOW, rule=rule)
     assert spoilt[:2] == (False, GateReason.NARROW_LEAD)
     # A rival the words lead by 1.5x does not.
     weak = _dated("w", ("a",), 1.0, 1.5)
-    assert judge(choice, top, old, rivals=(weak,), now=NOW, rule=rule)[0]
+    assert space.judge(choice, top, old, rivals=(weak,), now=NOW, rule=rule)[0]
     # An older chat holding more evidence is never led by recency.
     stronger = _dated("o", ("a", "b"), 2.2, 30)
-    assert judge(choice, top, stronger, now=NOW, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
+    assert space.judge(choice, top, stronger, now=NOW, rule=rule)[:2] == (
+        False,
+        GateReason.NARROW_LEAD,
+    )
     # Nor is anything when a date cannot be read.
     undated = ChatHit("s", "t", 0.03, "active", "", "", "", "", ("a", "b"), 2, True, 2.0)
-    assert judge(choice, undated, old, now=NOW, rule=rule)[:2] == (False, GateReason.NARROW_LEAD)
+    assert space.judge(choice, undated, old, now=NOW, rule=rule)[:2] == (
+        False,
+        GateReason.NARROW_LEAD,
+    )
 
 
 def test_a_top_chat_with_a_single_match_is_not_enough(forest: Forest, make_chat: Any) -> None:
@@ -186,24 +200,24 @@ def _choice(*words: str) -> TermChoice:
 
 
 def test_the_literal_fused_rule_leads_by_one_and_a_half() -> None:
-    fused = GateRule(LeadMeasure.FUSED, 1.5, about=False)
+    fused = space.GateRule(space.LeadMeasure.FUSED, 1.5, about=False)
     choice = _choice("a", "b")
     top = _hit(0.03, ("a", "b"), 2, False)
-    assert judge(choice, top, _hit(0.02, ("a",), 1, False), rule=fused)[:2] == (
+    assert space.judge(choice, top, _hit(0.02, ("a",), 1, False), rule=fused)[:2] == (
         True,
         GateReason.CLEAR_LEAD,
     )
-    assert judge(choice, top, _hit(0.0201, ("a",), 1, False), rule=fused)[:2] == (
+    assert space.judge(choice, top, _hit(0.0201, ("a",), 1, False), rule=fused)[:2] == (
         False,
         GateReason.NARROW_LEAD,
     )
-    assert judge(choice, top, None, rule=fused)[:2] == (True, GateReason.ONLY_HIT)
+    assert space.judge(choice, top, None, rule=fused)[:2] == (True, GateReason.ONLY_HIT)
     one_match = _hit(0.03, ("a", "b"), 0, True)
     assert (
-        judge(choice, one_match, _hit(0.001, (), 1, False), rule=fused)[1]
+        space.judge(choice, one_match, _hit(0.001, (), 1, False), rule=fused)[1]
         == GateReason.SINGLE_MATCH
     )
-    assert judge(choice, one_match, None, rule=fused)[1] == GateReason.ONLY_HIT
+    assert space.judge(choice, one_match, None, rule=fused)[1] == GateReason.ONLY_HIT
 
 
 def test_one_word_never_singles_out_a_chat_when_matched_words_are_counted() -> None:
@@ -212,17 +226,17 @@ def test_one_word_never_singles_out_a_chat_when_matched_words_are_counted() -> N
     john = _choice("john")
     top = ChatHit("s", "t", 0.068, "active", "", "", "", "", ("john",), 12, True, 2.0)
     other = ChatHit("n", "t", 0.067, "active", "", "", "", "", ("john",), 7, True, 0.9)
-    by_entries = GateRule(counted=Counted.ENTRIES)
-    assert judge(john, top, other, rule=by_entries)[:2] == (True, GateReason.CLEAR_LEAD)
-    by_words = GateRule(counted=Counted.WORDS)
-    assert RULE.counted is Counted.WORDS
-    assert judge(john, top, other, rule=by_words)[:2] == (False, GateReason.SINGLE_MATCH)
+    by_entries = space.GateRule(counted=space.Counted.ENTRIES)
+    assert space.judge(john, top, other, rule=by_entries)[:2] == (True, GateReason.CLEAR_LEAD)
+    by_words = space.GateRule(counted=space.Counted.WORDS)
+    assert space.RULE.counted is space.Counted.WORDS
+    assert space.judge(john, top, other, rule=by_words)[:2] == (False, GateReason.SINGLE_MATCH)
     # Two matched words and the same lead: sure under both ways of counting.
     two = _choice("john", "hiking")
     top2 = ChatHit("s", "t", 0.068, "active", "", "", "", "", ("john", "hiking"), 12, True, 2.0)
-    assert judge(two, top2, other, rule=by_words)[:2] == (True, GateReason.CLEAR_LEAD)
+    assert space.judge(two, top2, other, rule=by_words)[:2] == (True, GateReason.CLEAR_LEAD)
     # Being the only chat that matched still needs no second word.
-    assert judge(john, top, None, rule=by_words)[:2] == (True, GateReason.ONLY_HIT)
+    assert space.judge(john, top, None, rule=by_words)[:2] == (True, GateReason.ONLY_HIT)
 
 
 def test_result_json_carries_the_verdict(forest: Forest, make_chat: Any) -> None:
@@ -231,3 +245,52 @@ def test_result_json_carries_the_verdict(forest: Forest, make_chat: Any) -> None
     assert doc["confident"] is True and doc["reason"] == "only-hit"
     assert doc["hits"][0]["session_id"] == sid
     assert set(doc) >= {"confident", "reason", "detail", "hits", "unknown_terms", "window"}
+
+
+# --- the library's gate is the calibrated point of the benchmark's search space -----
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORDS = ("a", "b", "c")
+_words = st.lists(st.sampled_from(_WORDS), unique=True, max_size=3).map(tuple)
+_evidence = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
+_age = st.sampled_from([0.5, 1, 2, 3, 5, 30, None])
+
+
+@st.composite
+def _chat(draw: st.DrawFn) -> ChatHit:
+    days = draw(_age)
+    at = "" if days is None else (NOW - timedelta(days=days)).isoformat()
+    return ChatHit(
+        draw(st.sampled_from(["s", "n", "o"])), "t", draw(st.floats(0, 0.05)), "active",
+        "", "", at, at, draw(_words), draw(st.integers(0, 3)), draw(st.booleans()),
+        draw(_evidence),
+    )  # fmt: skip
+
+
+@st.composite
+def _facts(draw: st.DrawFn) -> Any:
+    kept = tuple(Term(w, (w,), 1, 0) for w in draw(_words))
+    unknown = draw(st.sampled_from([(), ("zz",)]))
+    prefixed = draw(st.sampled_from([(), ("pre",)]))
+    dropped = draw(st.sampled_from([(), ("d",)]))
+    extra = tuple(Term(d, (d,), 1, 0) for d in dropped if draw(st.booleans()))
+    return space.GateInput(
+        TermChoice(kept, unknown, prefixed, dropped, extra),
+        draw(st.none() | _chat()),
+        draw(st.none() | _chat()),
+        top_misses_dropped=draw(st.sampled_from([(), ("d",)])),
+        only_hit_holds=draw(st.booleans()),
+        outside_window=draw(st.sampled_from([None, "this week"])),
+        rivals=tuple(draw(st.lists(_chat(), max_size=2))),
+        top_about=draw(st.booleans()),
+        best_evidence=draw(_evidence),
+        now=draw(st.sampled_from([None, NOW])),
+    )
+
+
+@settings(max_examples=600, deadline=None)
+@given(_facts())
+def test_the_librarys_gate_says_what_the_search_space_says_under_its_rule(facts: Any) -> None:
+    assert facts.judge() == space.rejudge(facts, space.RULE)

@@ -18,7 +18,7 @@ from ...store.base import Unset
 from ...wire import Compare, EntriesPage, EntryJson, Json, LogEntryJson
 from ..changes import Change, appended
 from ..context import Call
-from ..limits import MAX_ITEMS, MAX_PAGE, MAX_PREVIEWS
+from ..limits import LOG_DEFAULT, MAX_ITEMS, MAX_PAGE, MAX_PREVIEWS
 from ..registry import ExpectHead, Group, Id, Params, expected
 from .sessions import SessionParams
 
@@ -171,7 +171,18 @@ def entries(call: Call, p: EntriesParams) -> Json:
 class LogParams(Params):
     session_id: Id
     # Only the last `limit` entries of the path (read in time proportional to it).
-    limit: Annotated[int, Meta(ge=1)] | None = None
+    limit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                description=f"the last this many entries (default and null: {LOG_DEFAULT}; "
+                "when more come before, the first returned has a parent: read those as "
+                "the path to it, `end`)",
+            ),
+        ]
+        | None
+    ) = None
     # The path to this entry instead of the head's (a branch read without moving the
     # head; a page of earlier entries is the path to the first shown one's parent).
     end: Id | None = None
@@ -181,7 +192,8 @@ class LogParams(Params):
 def log(call: Call, p: LogParams) -> list[LogEntryJson]:
     """The active path, or the path to `end` (its last `limit` entries), root first,
     each entry marked `diverged` (as `forest log --json`). The head is never moved."""
-    return call.forest.log_document(p.session_id, p.limit, p.end)
+    limit = p.limit if p.limit is not None else LOG_DEFAULT  # never the whole path unasked
+    return call.forest.log_document(p.session_id, limit, p.end)
 
 
 class CompareParams(Params):

@@ -17,7 +17,7 @@ import psycopg
 from ...errors import ImportRejected, SessionExists
 from ...model import ChatSpec, StoredEntry
 from ..sql.bulk import BulkSQL, Locate, SQLBulk, SQLChatWriter, Stage, repeated
-from ..sql.dialect import POSTGRES
+from ..sql.dialect import POSTGRES, Row
 from .database import Database
 from .rows import BAD_PARENT, BRANCHES, OWNER, copy_entries, insert_entries, searchable_json
 from .store import insert_session
@@ -48,7 +48,7 @@ LIMIT 1
 STATEMENTS = BulkSQL(POSTGRES, bad_parent=BAD_PARENT, branches=BRANCHES, lock=" FOR UPDATE OF s")
 
 
-class PostgresBulk(SQLBulk["PostgresChatWriter"]):
+class PostgresBulk(SQLBulk[psycopg.Connection[Row], "PostgresChatWriter"]):
     """The PostgreSQL `BulkStore` (see store/base/bulk.py)."""
 
     batch = BATCH
@@ -129,7 +129,7 @@ class PostgresBulk(SQLBulk["PostgresChatWriter"]):
         stage.clear()
 
 
-class PostgresChatWriter(SQLChatWriter):
+class PostgresChatWriter(SQLChatWriter[psycopg.Connection[Row]]):
     """The `ChatWriter` of `PostgresBulk.bulk_chat` (the checks are rules/imports.py's)."""
 
     def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:

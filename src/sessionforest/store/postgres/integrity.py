@@ -7,6 +7,10 @@ damage case). A repair takes the session's row lock first.
 
 from __future__ import annotations
 
+from typing import Any
+
+import psycopg
+
 from ..sql.dialect import POSTGRES
 from ..sql.integrity import Integrity
 
@@ -47,7 +51,7 @@ SELECT EXISTS (SELECT 1 FROM sessions WHERE id = :sid),
         FROM session_heads h WHERE h.session_id = :sid)
 """
 
-INTEGRITY = Integrity(
+INTEGRITY: Integrity[psycopg.Connection[Any]] = Integrity(
     POSTGRES,
     entries=SCAN_ENTRIES,
     heads=SCAN_HEADS,

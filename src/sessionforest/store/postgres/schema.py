@@ -28,7 +28,7 @@ from ...ids import iso, utc_now
 from ..sql import migrations as runner
 from ..sql.migrations import Migration
 
-MIGRATIONS: tuple[Migration, ...] = runner.load(__package__ or "")
+MIGRATIONS: tuple[Migration[psycopg.Connection[Any]], ...] = runner.load(__package__ or "")
 
 # pg_advisory_xact_lock key of schema changes ("SFST", as SQLite's application_id).
 SCHEMA_LOCK: Final = 0x53465354
@@ -144,7 +144,9 @@ class _Steps:
         self.where = where
 
     @contextmanager
-    def transaction(self, conn: psycopg.Connection[Any], migration: Migration) -> Iterator[None]:
+    def transaction(
+        self, conn: psycopg.Connection[Any], migration: Migration[psycopg.Connection[Any]]
+    ) -> Iterator[None]:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             try:
@@ -171,7 +173,12 @@ class _Steps:
         # parses the statements itself, dollar-quoted function bodies included.
         conn.execute(sql)
 
-    def record(self, conn: psycopg.Connection[Any], position: int, migration: Migration) -> None:
+    def record(
+        self,
+        conn: psycopg.Connection[Any],
+        position: int,
+        migration: Migration[psycopg.Connection[Any]],
+    ) -> None:
         conn.execute(
             "INSERT INTO forest_migrations(name, applied_at) VALUES (%s, %s)",
             (migration.name, iso(utc_now())),

@@ -36,7 +36,7 @@ from ..base import (
     Stamping,
     Unset,
 )
-from ..sql.dialect import POSTGRES
+from ..sql.dialect import POSTGRES, Row
 from ..sql.integrity import adoption_refused as refused_adoption
 from ..sql.store import SQLStore, Statements
 from . import integrity
@@ -114,8 +114,10 @@ SESSION_TITLES = "SELECT id, title FROM sessions WHERE id = ANY(%s)"
 ENTRY_LABELS = "SELECT id, sequence, kind FROM session_entries WHERE id = ANY(%s)"
 
 
-class PostgresStore(SQLStore):
+class PostgresStore(SQLStore[psycopg.Connection[Row]]):
     """`Store` (store/base.py) over one PostgreSQL `Database`; the shared half is `SQLStore`'s."""
+
+    _db: Database
 
     def __init__(self, db: Database) -> None:
         labels = (SESSION_TITLES, ENTRY_LABELS)
@@ -135,7 +137,7 @@ class PostgresStore(SQLStore):
             return high.decode("utf-8", "replace").replace("\ufffd", "\U0010ffff")
         return high
 
-    def _id_list(self, ids: Sequence[str]) -> Any:
+    def _id_list(self, ids: Sequence[str]) -> list[str]:
         return list(ids)
 
     # --- writing -----------------------------------------------------------------

@@ -39,7 +39,7 @@ from ...model import (
 )
 from ...rules import integrity as integrity_rules
 from ...rules.imports import ChatWriterBase
-from .dialect import Conn, Dialect
+from .dialect import C, Dialect, Row
 from .rows import ENTRY_COLUMNS, INSERT_SESSION, UPSERT_HEAD
 
 STREAM = 1000  # rows fetched at a time by `stored_entries`
@@ -73,8 +73,8 @@ SESSION_KNOWN = "SELECT 1 FROM sessions WHERE id = ?"
 Locate = Callable[[int], int | None]
 # A session to restore: its row, its entries (consumed once), the source named in errors.
 Restore = tuple[StoredSession, Iterable[StoredEntry], str]
-Transaction = Callable[[], AbstractContextManager[Any]]
-W = TypeVar("W", bound="SQLChatWriter")
+Transaction = Callable[[], AbstractContextManager[C]]
+W = TypeVar("W", bound="SQLChatWriter[Any]")
 
 
 class Stage:
@@ -83,7 +83,7 @@ class Stage:
     so a repeated id is refused before the write as it would be after it."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[Any, ...]] = []
+        self.rows: list[Row] = []
         self.ids: dict[str, tuple[str, int]] = {}
         self.size = 0  # payload characters staged
 
@@ -113,12 +113,12 @@ class BulkSQL:
         self.confirmed_before = d.sql("SELECT 1 FROM import_confirmed WHERE id = ?")
 
 
-class SQLChatWriter(ChatWriterBase):
+class SQLChatWriter(ChatWriterBase, Generic[C]):
     """The `ChatWriter` both backends share; a backend reads and writes a batch its way."""
 
     def __init__(
         self,
-        conn: Any,
+        conn: C,
         q: BulkSQL,
         spec: ChatSpec,
         path: Path,
@@ -138,7 +138,7 @@ class SQLChatWriter(ChatWriterBase):
 
     # --- hooks ---------------------------------------------------------------------
 
-    def _stored_rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+    def _stored_rows(self, ids: list[str]) -> dict[str, Row]:
         """The rows stored under `ids` in any session (this one's first), by id."""
         raise NotImplementedError
 
@@ -146,7 +146,7 @@ class SQLChatWriter(ChatWriterBase):
         """Remember `ids` (stored before and met again) in `import_confirmed`."""
         raise NotImplementedError
 
-    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+    def _insert_rows(self, rows: list[Row]) -> None:
         """Insert new rows (ENTRY_COLUMNS)."""
         raise NotImplementedError
 
@@ -189,7 +189,7 @@ class SQLChatWriter(ChatWriterBase):
         return entries, int(branches[0]) if branches else 0
 
 
-class SQLBulk(Generic[W]):
+class SQLBulk(Generic[C, W]):
     """The shared half of a SQL `BulkStore` (store/base/bulk.py).
 
     A subclass sets `_q`, `_write` and `_read` (transactions yielding a
@@ -197,44 +197,44 @@ class SQLBulk(Generic[W]):
     """
 
     _q: BulkSQL
-    _write: Transaction
-    _read: Transaction
+    _write: Transaction[C]
+    _read: Transaction[C]
     batch = 1000  # rows a restore inserts at a time
 
     # --- hooks ---------------------------------------------------------------------
 
-    def _insert_session_row(self, conn: Conn, row: tuple[Any, ...], session_id: str) -> None:
+    def _insert_session_row(self, conn: C, row: Row, session_id: str) -> None:
         """Insert a chat's new session row, mapping the driver's refusals."""
         raise NotImplementedError
 
     def _restore_session_row(
-        self, conn: Conn, row: tuple[Any, ...], session_id: str, source: str, where: Locate
+        self, conn: C, row: Row, session_id: str, source: str, where: Locate
     ) -> None:
         """Insert a restored session row, mapping the driver's refusals."""
         raise NotImplementedError
 
-    def _chat_writer(self, conn: Conn, spec: ChatSpec, source: Path, last: int, at: str) -> W:
+    def _chat_writer(self, conn: C, spec: ChatSpec, source: Path, last: int, at: str) -> W:
         raise NotImplementedError
 
-    def _begin_chat(self, conn: Conn) -> None:
+    def _begin_chat(self, conn: C) -> None:
         """Ready the temporary table of ids confirmed before (rules/imports.py)."""
         raise NotImplementedError
 
     def _insert(
-        self, conn: Conn, batch: list[StoredEntry], source: str, where: Locate, stage: Stage
+        self, conn: C, batch: list[StoredEntry], source: str, where: Locate, stage: Stage
     ) -> None:
         """Insert a restore's `batch` (or add it to `stage`), then empty it, refusing an
         id stored (or staged) already."""
         raise NotImplementedError
 
-    def _flush(self, conn: Conn, stage: Stage) -> None:
+    def _flush(self, conn: C, stage: Stage) -> None:
         """Write what `stage` holds (a backend that stages nothing has nothing to do)."""
 
     def _goes_at_once(self, entry: StoredEntry) -> bool:
         """Whether `entry` is inserted without waiting for a full batch."""
         return False
 
-    def _indexed(self, conn: Conn) -> None:
+    def _indexed(self, conn: C) -> None:
         """Bring the search index up to what this transaction wrote."""
 
     # --- importers -----------------------------------------------------------------
@@ -316,7 +316,7 @@ class SQLBulk(Generic[W]):
 
     def _restore_rows(
         self,
-        conn: Conn,
+        conn: C,
         session: StoredSession,
         entries: Iterable[StoredEntry],
         source: str,
@@ -348,7 +348,7 @@ class SQLBulk(Generic[W]):
         return count
 
     def _settle(
-        self, conn: Conn, session: StoredSession, count: int, source: str, where: Locate
+        self, conn: C, session: StoredSession, count: int, source: str, where: Locate
     ) -> None:
         """Check a restored session's parents and head once its rows are written; set
         the head."""
@@ -365,7 +365,7 @@ class SQLBulk(Generic[W]):
         if session.head_moved_at is not None:
             conn.execute(self._q.upsert_head, (sid, head, session.head_moved_at))
 
-    def _check_parents(self, conn: Conn, sid: str, source: str, where: Locate) -> None:
+    def _check_parents(self, conn: C, sid: str, source: str, where: Locate) -> None:
         bad = conn.execute(self._q.bad_parent, (sid, 0)).fetchone()
         if bad is None:
             return
@@ -426,9 +426,7 @@ def misplaced(entry: StoredEntry, sid: str, expected: int) -> str:
     )
 
 
-def repeated(
-    source: str, entry: StoredEntry, owner: tuple[Any, ...], where: Locate
-) -> ImportRejected:
+def repeated(source: str, entry: StoredEntry, owner: Row, where: Locate) -> ImportRejected:
     """The error for `entry`, whose id is stored already as (session, sequence) `owner`."""
     line = where(entry.sequence)
     if owner[0] != entry.session_id:

@@ -13,11 +13,12 @@ the materialised path's own check.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Generic
 
 from ...errors import SessionDamaged, UnknownSession
 from ...model import CheckReport, Problem, RepairAction, RepairReport, Unrepaired
 from ...rules import integrity as rules
-from .dialect import Conn, Dialect
+from .dialect import C, Dialect
 from .rows import UPSERT_HEAD
 
 # A row may come back over existing entries only quarantined (the backends'
@@ -33,7 +34,7 @@ CLEAR_QUARANTINE = "UPDATE sessions SET quarantine = NULL WHERE quarantine IS NO
 SET_QUARANTINE = "UPDATE sessions SET quarantine = ? WHERE id = ?"
 
 # Problems a backend finds beyond the links (SQLite: its materialised paths).
-ExtraCheck = Callable[[Conn, str | None], list[Problem]]
+ExtraCheck = Callable[[C, str | None], list[Problem]]
 
 
 def adoption_refused(session_id: str) -> SessionDamaged:
@@ -46,7 +47,7 @@ def adoption_refused(session_id: str) -> SessionDamaged:
     )
 
 
-class Integrity:
+class Integrity(Generic[C]):
     """Scan, quarantine and repair over one backend's SQL.
 
     `entries` and `heads` are templates in the shared form: `entries` selects
@@ -65,7 +66,7 @@ class Integrity:
         heads: str,
         state: str,
         lock: str | None = None,
-        extra: ExtraCheck | None = None,
+        extra: ExtraCheck[C] | None = None,
         forget: str | None = None,
     ) -> None:
         self.scan_entries = d.sql(entries.format(where=""))
@@ -86,7 +87,7 @@ class Integrity:
         self._clear = d.sql(CLEAR_QUARANTINE)
         self._set = d.sql(SET_QUARANTINE)
 
-    def scan(self, conn: Conn, session_id: str | None = None) -> CheckReport:
+    def scan(self, conn: C, session_id: str | None = None) -> CheckReport:
         """Check every session (or only `session_id`); reads only."""
         params = {"sid": session_id}
         problems: list[Problem] = []
@@ -124,7 +125,7 @@ class Integrity:
             problems.extend(self._extra(conn, session_id))
         return rules.report(problems, len(counts.keys() | heads.keys()), entries)
 
-    def apply_quarantine(self, conn: Conn, report: CheckReport) -> None:
+    def apply_quarantine(self, conn: C, report: CheckReport) -> None:
         """Fence off every damaged session and release every other one.
 
         A session whose row is gone has nowhere to hold a quarantine: its missing
@@ -141,7 +142,7 @@ class Integrity:
         for sid, text in reasons.items():
             conn.execute(self._set, (text, sid))
 
-    def repair(self, conn: Conn, session_id: str, now: str) -> RepairReport:
+    def repair(self, conn: C, session_id: str, now: str) -> RepairReport:
         """Repair `session_id` inside the caller's write transaction."""
         if self._lock is not None:
             conn.execute(self._lock, (session_id,))

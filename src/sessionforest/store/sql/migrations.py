@@ -22,16 +22,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Protocol
+from typing import Generic, Protocol
 
-from .dialect import Conn
+from .dialect import C
 
 # A released migration's file name: its number (order) and its name (what is recorded).
 FILE_NAME = re.compile(r"^(\d{4})_([a-z][a-z0-9_]*)\.sql$")
 
 
 @dataclass(frozen=True, slots=True)
-class Migration:
+class Migration(Generic[C]):
     """One released migration: its recorded name and the SQL it runs.
 
     `code` is for the one kind of migration SQL cannot say, a data conversion
@@ -41,70 +41,70 @@ class Migration:
 
     name: str
     sql: str = ""
-    code: Callable[[Conn], None] | None = None
+    code: Callable[[C], None] | None = None
 
 
 def load(
-    package: str, directory: str = "sql", code: Mapping[int, Migration] | None = None
-) -> tuple[Migration, ...]:
+    package: str, directory: str = "sql", code: Mapping[int, Migration[C]] | None = None
+) -> tuple[Migration[C], ...]:
     """The migrations in `package`'s `directory`, in number order.
 
     `code` fills the numbers that have no file. The numbers must run 1..N with
     no gap and no repeat: a missing or doubled file would change what a store
     of some release has run.
     """
-    found: dict[int, Migration] = dict(code or {})
+    found: dict[int, Migration[C]] = dict(code or {})
     for item in resources.files(package).joinpath(directory).iterdir():
         match = FILE_NAME.match(item.name)
         if match is None:
             if item.name.endswith(".sql"):
-                raise ValueError(f"{package}/{directory}/{item.name}: not NNNN_name.sql")
+                raise RuntimeError(f"{package}/{directory}/{item.name}: not NNNN_name.sql")
             continue
         number = int(match[1])
         if number in found:
-            raise ValueError(f"{package}/{directory}: two migrations numbered {number:04d}")
+            raise RuntimeError(f"{package}/{directory}: two migrations numbered {number:04d}")
         found[number] = Migration(match[2], item.read_text(encoding="utf-8"))
     numbers = sorted(found)
     if numbers != list(range(1, len(numbers) + 1)):
         missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
-        raise ValueError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
+        raise RuntimeError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
     names = [found[n].name for n in numbers]
     if len(set(names)) != len(names):
-        raise ValueError(f"{package}/{directory}: a migration name is used twice")
+        raise RuntimeError(f"{package}/{directory}: a migration name is used twice")
     return tuple(found[n] for n in numbers)
 
 
-class Steps(Protocol):
+class Steps(Protocol[C]):
     """What one backend does around each migration."""
 
-    def transaction(self, conn: Conn, migration: Migration) -> AbstractContextManager[None]:
+    def transaction(self, conn: C, migration: Migration[C]) -> AbstractContextManager[None]:
         """One migration's transaction: begin (and lock), commit, or roll back and
         raise the driver's error as MigrationError."""
         ...
 
-    def applied(self, conn: Conn) -> Collection[str]:
+    def applied(self, conn: C) -> Collection[str]:
         """The names this store has recorded."""
         ...
 
-    def prepare(self, conn: Conn, done: Collection[str]) -> None:
+    def prepare(self, conn: C, done: Collection[str]) -> None:
         """What must exist before a migration runs (the record table, ...)."""
         ...
 
-    def execute(self, conn: Conn, sql: str) -> None:
+    def execute(self, conn: C, sql: str) -> None:
         """Run a migration's SQL."""
         ...
 
-    def record(self, conn: Conn, position: int, migration: Migration) -> None:
+    def record(self, conn: C, position: int, migration: Migration[C]) -> None:
         """Record that the migration at `position` (1-based) has run."""
         ...
 
 
-def pending(migrations: Sequence[Migration], done: Collection[str]) -> list[str]:
+def pending(migrations: Sequence[Migration[C]], done: Collection[str]) -> list[str]:
     """Names of the migrations not in `done`, in order."""
     return [m.name for m in migrations if m.name not in done]
 
 
-def run(conn: Conn, migrations: Sequence[Migration], steps: Steps) -> list[str]:
+def run(conn: C, migrations: Sequence[Migration[C]], steps: Steps[C]) -> list[str]:
     """Apply every pending migration, each in its own transaction; the names applied.
 
     The applied set is read again inside each transaction, so openers racing

@@ -33,5 +33,5 @@ ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_i
 def column_names(description: Sequence[Sequence[Any]] | None) -> tuple[str, ...]:
     """The column names of a cursor's `description` (both drivers': DB-API's first item)."""
     if description is None:
-        raise ValueError("the statement returned no columns")
+        raise RuntimeError("the statement returned no columns")
     return tuple(str(column[0]) for column in description)

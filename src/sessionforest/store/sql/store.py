@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Generic
 
 from ...errors import (
     InvalidArgument,
@@ -25,7 +25,7 @@ from ...errors import (
 from ...model import CheckReport, Entry, Node, RepairReport, SessionInfo, SessionStatus
 from ...rules import reading
 from ..base import NewSession
-from .dialect import Conn, Dialect
+from .dialect import C, Database, Dialect, Row
 from .integrity import Integrity
 from .rows import ENTRY_COLUMNS, column_names
 
@@ -142,7 +142,7 @@ class Statements:
         self.entry_ids = d.sql(ENTRY_IDS)
 
 
-class SQLStore:
+class SQLStore(Generic[C]):
     """The shared half of a SQL `Store`; see the module docstring for the other half.
 
     `db` is the backend's `Database` (read()/write() yielding a connection, and
@@ -152,7 +152,12 @@ class SQLStore:
     """
 
     def __init__(
-        self, db: Any, location: str, q: Statements, integrity: Integrity, labels: tuple[str, str]
+        self,
+        db: Database[C],
+        location: str,
+        q: Statements,
+        integrity: Integrity[C],
+        labels: tuple[str, str],
     ) -> None:
         self._db = db
         self._q = q
@@ -172,7 +177,7 @@ class SQLStore:
 
     # --- hooks ---------------------------------------------------------------------
 
-    def _insert_session_row(self, conn: Conn, values: tuple[Any, ...], session_id: str) -> None:
+    def _insert_session_row(self, conn: C, values: Row, session_id: str) -> None:
         """Insert the session row, mapping the driver's refusals to the store's errors."""
         raise NotImplementedError
 
@@ -180,21 +185,21 @@ class SQLStore:
         """What `bind` appends to its read of the row (PostgreSQL: a row lock)."""
         return ""
 
-    def _high(self, high: str | bytes) -> Any:
+    def _high(self, high: str | bytes) -> str | bytes:
         """A range's upper bound as the driver compares it."""
         return high
 
-    def _id_list(self, ids: Sequence[str]) -> Any:
-        """`ids` as the one parameter the label queries take."""
+    def _id_list(self, ids: Sequence[str]) -> str | list[str]:
+        """`ids` as the one parameter the label queries take (JSON text, or a list)."""
         raise NotImplementedError
 
     # --- sessions ----------------------------------------------------------------
 
-    def _readable(self, conn: Conn, session_id: str) -> str | None:
+    def _readable(self, conn: C, session_id: str) -> str | None:
         """The session's head; raises if the session is unknown or quarantined."""
         return self._head_state(conn, session_id)[1]  # type: ignore[no-any-return]
 
-    def _head_state(self, conn: Conn, session_id: str) -> tuple[Any, ...]:
+    def _head_state(self, conn: C, session_id: str) -> Row:
         """The backend's head-state row (quarantine and head first); raises like `_readable`."""
         row = conn.execute(self._q.head_state, (session_id,)).fetchone()
         if row is None:
@@ -301,7 +306,7 @@ class SQLStore:
             self._readable(conn, session_id)
             return int(conn.execute(self._q.branches, (session_id,)).fetchone()[0])
 
-    def _rows(self, sql: str, session_id: str, args: tuple[Any, ...]) -> list[Entry]:
+    def _rows(self, sql: str, session_id: str, args: Row) -> list[Entry]:
         with self._db.read() as conn:
             self._readable(conn, session_id)
             rows = conn.execute(sql, args).fetchall()

@@ -27,7 +27,7 @@ from ...errors import (
 from ...kinds import validate_payload
 from ...model import SUPPORTED_SCHEMA_VERSIONS, Agent, AgentRole, Entry, Workspace
 from ...rules import trees as rules
-from .dialect import Conn, Dialect
+from .dialect import Conn, Cursor, Database, Dialect
 from .rows import column_names
 
 WORKSPACE_COLUMNS = "id, parent_id, kind, path, branch, created_at, removed_at"
@@ -118,12 +118,12 @@ class Statements:
         self.quarantine = d.sql("SELECT quarantine FROM sessions WHERE id = ?")
 
 
-def _workspaces(cursor: Any) -> list[Workspace]:
+def _workspaces(cursor: Cursor) -> list[Workspace]:
     """A cursor's rows of WORKSPACE_COLUMNS, by column name."""
     return Workspace.from_rows(column_names(cursor.description), cursor.fetchall())
 
 
-def _agents(cursor: Any) -> list[Agent]:
+def _agents(cursor: Cursor) -> list[Agent]:
     """A cursor's rows of AGENT_COLUMNS, by column name; the policy is stored as JSON text."""
     names = column_names(cursor.description)
     agents = []
@@ -138,7 +138,7 @@ def _agents(cursor: Any) -> list[Agent]:
 class SQLTrees:
     """`TreeStore` (store/base/store.py) over a backend's `Database` and `Dialect`."""
 
-    def __init__(self, db: Any, dialect: Dialect) -> None:
+    def __init__(self, db: Database[Conn], dialect: Dialect) -> None:
         self._db = db
         self._q = Statements(dialect)
 

@@ -136,7 +136,7 @@ def agent_events_to_forest(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE agent_events")
 
 
-MIGRATIONS: tuple[Migration, ...] = runner.load(
+MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = runner.load(
     __package__ or "", code={6: Migration("agent_events_to_forest", code=agent_events_to_forest)}
 )
 
@@ -159,7 +159,7 @@ def statements(sql: str) -> Iterator[str]:
         if text:
             yield text
     if _without_leading_comments(sql[start:]):
-        raise ValueError(f"a statement is not ended by ';': {sql[start:].strip()[:60]!r}")
+        raise RuntimeError(f"a statement is not ended by ';': {sql[start:].strip()[:60]!r}")
 
 
 def released(name: str) -> list[str]:
@@ -167,7 +167,7 @@ def released(name: str) -> list[str]:
     for migration in MIGRATIONS:
         if migration.name == name:
             return list(statements(migration.sql))
-    raise KeyError(name)
+    raise RuntimeError(f"no released migration named {name!r}")
 
 
 def _without_leading_comments(chunk: str) -> str:
@@ -239,7 +239,9 @@ class _Steps:
     first migration on, user_version kept equal to the count."""
 
     @contextlib.contextmanager
-    def transaction(self, conn: sqlite3.Connection, migration: Migration) -> Iterator[None]:
+    def transaction(
+        self, conn: sqlite3.Connection, migration: Migration[sqlite3.Connection]
+    ) -> Iterator[None]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -276,7 +278,9 @@ class _Steps:
         for statement in statements(sql):
             conn.execute(statement)
 
-    def record(self, conn: sqlite3.Connection, position: int, migration: Migration) -> None:
+    def record(
+        self, conn: sqlite3.Connection, position: int, migration: Migration[sqlite3.Connection]
+    ) -> None:
         conn.execute(
             "INSERT INTO forest_migrations(name, applied_at) VALUES (?, ?)",
             (migration.name, iso(utc_now())),
