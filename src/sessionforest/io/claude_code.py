@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ..model import ChatSpec, SessionVisibility
-from ..render import plural
+from ..text import plural
 from ..store.base import ChatWriter
 from . import claude_code_map as cmap
 from .common import Ids, Lines, Mark, file_time, iso_time, lines, objects, one_line
