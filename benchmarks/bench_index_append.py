@@ -10,8 +10,8 @@ ids and timestamps precomputed and the sequence and parent tracked in Python.
 Since issue 15 the index is built behind the appends (store/sqlite/search/
 catchup.py): an insert only notes its session as pending, and the word and
 trigram rows, digest and activity span are written in batches: by the
-writer's background thread once appends pause (idle.py), before any search,
-as a writer closes, and inside an append once its process has left
+store's maintenance thread once appends pause (store/sqlite/derived.py),
+before any search, as a writer closes, and inside an append once its process has left
 `catchup.BOUND` (10,000) entries unindexed. So both sides run on the same
 schema and end their run with what a search does first, one catch-up
 transaction, timed into their total: the index work is identical and
@@ -23,7 +23,7 @@ that never catches up, shows what the index costs (information only).
 Search right after a burst: the first `search_session_entries` right after
 `catchup.BOUND` - 1 appends by the library without a pause (the most it
 leaves for a search to index: the worst case, 1,999 in quick mode), and after
-the same burst followed by a pause the background thread uses (`idle.QUIET`,
+the same burst followed by a pause the background thread uses (`derived.QUIET`,
 then until nothing is pending: what a search finds when the writer has paused
 for a moment), each on a fresh copy.
 """
@@ -43,7 +43,8 @@ import search_data
 from harness import Row, Section
 from sessionforest import Forest
 from sessionforest.ids import iso, new_id, utc_now
-from sessionforest.store.sqlite.search import catchup, idle
+from sessionforest.store.sqlite import derived
+from sessionforest.store.sqlite.search import catchup
 
 PAUSE_DEADLINE = 120.0  # seconds a burst's background indexing may take before the run fails
 
@@ -75,7 +76,7 @@ def _library(template: Path, items: list[tuple[str, dict[str, Any]]]) -> dict[st
             t0 = clock()
             append(SESSION, kind, payload)
             latencies[i] = clock() - t0
-        forest._backend.catch_up()  # type: ignore[attr-defined]  # what a search does first
+        forest._backend.catch_up()  # what a search does first
         total = clock() - start
         count = forest.session(SESSION).entry_count
         indexed = _indexed(forest.path)
@@ -260,7 +261,7 @@ def run(quick: bool) -> Section:
                 "info",
             ),
             Row(
-                f"first search after the same burst and a pause of {idle.QUIET * 1000:.0f} ms "
+                f"first search after the same burst and a pause of {derived.QUIET * 1000:.0f} ms "
                 "and its indexing (background thread)",
                 harness.ms(after_pause),
                 "",

@@ -112,7 +112,7 @@ def interleaved(runs: int, sides: dict[str, Callable[[], Any]]) -> dict[str, lis
 def uncached(forest: Any) -> None:
     """Drop a SQLite store's in-memory path cache (store/sqlite/paths.py): its next
     load reads the materialised path from the file, as a newly opened store does."""
-    forest._store._paths.clear()
+    forest._store.derived.paths.clear()
 
 
 def hot_times(runs: int, calls: dict[str, Callable[[], object]]) -> dict[str, list[int]]:

@@ -5,7 +5,7 @@ call, one transaction each), then loads the whole history; medians of RUNS
 runs, a fresh file per run, the stores interleaved. Stores:
 
 - sessionforest at both durabilities (`Forest.append`; its index work waits
-  for the appends to pause, store/sqlite/search/idle.py: right after the
+  for the appends to pause, store/sqlite/derived.py: right after the
   burst it is done at once, as a search would, and timed apart, the "with the
   index work it deferred" row; load: `active_path` with every payload
   decoded, as an agent reads it, served from the store's in-memory path cache
@@ -130,10 +130,11 @@ def _forest(texts: list[str], durability: str) -> dict[str, float]:
             t0 = clock()
             forest.append(sid, "user.message", _payload(text))
             lat.append(clock() - t0)
-        # The index work the burst left for later (search/idle.py), done at once: what
-        # a search right after it, or the background thread once appends pause, does.
+        # The index work the burst left for later (store/sqlite/derived.py), done at
+        # once: what a search right after it, or the maintenance thread once appends
+        # pause, does.
         t0 = clock()
-        forest._backend.catch_up()  # type: ignore[attr-defined]
+        forest._backend.catch_up()
         deferred = clock() - t0
         load = _warm(lambda: [e.payload for e in forest.active_path(sid)])
         assert len(forest.active_path(sid)) == len(texts)

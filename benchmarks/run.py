@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 import bench_append
 import bench_deep
+import bench_harnesses
 import bench_import
 import bench_importers
 import bench_index_append
@@ -50,6 +51,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_deep.NAME: bench_deep.run,
     bench_index_append.NAME: bench_index_append.run,
     bench_importers.NAME: bench_importers.run,
+    bench_harnesses.NAME: bench_harnesses.run,
     bench_server.NAME: bench_server.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,

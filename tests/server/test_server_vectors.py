@@ -116,7 +116,7 @@ def test_without_the_leg_the_server_computes_no_vectors(tmp_path: Path) -> None:
 def test_index_semantic_embeds_at_most_its_limit(tmp_path: Path) -> None:
     """The step the server takes: `index_semantic(limit=N)` embeds N and says what waits."""
     db = tmp_path / "store.db"
-    with Forest.open(db) as forest:
+    with Forest.open(db, background_index=False) as forest:  # nothing embeds behind
         assert forest.semantic
         sid = forest.create_session("steps")
         for i in range(LINES):

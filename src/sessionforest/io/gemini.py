@@ -204,11 +204,12 @@ class _Chat(LineChat):
             self._at(seen[1])
             self.convo.append([mid, seen[0], seen[1], ""])
             return
-        known = [m[0] for m in self.convo]
-        if mid in known:
-            at = known.index(mid)
-            self.head = self.convo[at][1] or None
-            del self.convo[at:]
+        if seen is not None:  # (only a message met before can be in the conversation)
+            known = [m[0] for m in self.convo]
+            if mid in known:
+                at = known.index(mid)
+                self.head = self.convo[at][1] or None
+                del self.convo[at:]
         before = self.head or ""
         turn = ""
         for key, item in self._items(mid, message):

@@ -22,6 +22,7 @@ from .imports import (
     Transcript,
 )
 from .sessions import (
+    Backlog,
     CheckReport,
     Problem,
     RepairAction,
@@ -41,6 +42,7 @@ __all__ = [
     "SUPPORTED_SCHEMA_VERSIONS",
     "Agent",
     "AgentRole",
+    "Backlog",
     "ChatReport",
     "ChatResult",
     "ChatSpec",

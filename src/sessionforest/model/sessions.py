@@ -100,6 +100,17 @@ class Problem(Value, frozen=True):
     detail: str
 
 
+class Backlog(Value, frozen=True):
+    """What waits behind a store's writes (Forest.backlog): entries not yet in the
+    full-text index, and without the semantic leg's vectors (None: no leg)."""
+
+    wire_name: ClassVar[str] = "BacklogJson"
+
+    index_pending: int
+    vectors_pending: int | None
+    vector_chats_pending: int | None
+
+
 class CheckReport(Value, frozen=True, kw_only=True):
     """What `Forest.check()` found: the problems, and the sessions it quarantined."""
 

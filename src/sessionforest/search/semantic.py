@@ -6,12 +6,13 @@ funnel runs exactly as without it.
 
 Vectors are per entry (its indexed text, first 128 tokens), computed off the
 append path: `catch_up` embeds what the store notes as pending in batches
-(outside any transaction; each batch stored in one write), run at the end of
-an import, by `forest index --semantic` (the backfill for existing stores),
-and before a search when at most `SEARCH_BUDGET` entries wait (a chat
-appended to a moment ago); a larger backlog is left to those two and the
-search uses the vectors already there (`forest index --semantic` says how
-many chats wait).
+(outside any transaction; each batch stored in one write), run by the
+backend's maintenance thread once writes pause (`step`, the `VECTORS` job of
+every writing Forest: imports, appends, a watcher's and a server's writes),
+by `forest index --semantic` (the backfill for existing stores), and before a
+search when at most `SEARCH_BUDGET` entries wait (a chat appended to a moment
+ago); a larger backlog is left to those and the search uses the vectors
+already there (`forest status` says how many entries wait).
 
 A search embeds the query and scores every window of `WINDOW` consecutive
 entries of a chat (one matrix product over a per-process matrix of window
@@ -31,6 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
+from ..budget import Budgeted, MiB, text_bytes
 from ..store.base import ChatKey, VectorStore
 from . import embedder as models
 
@@ -44,8 +46,15 @@ CHATS: Final = 50  # chats the leg lists
 # related ones 0.35 and up. Its chat is not listed for it.
 MIN_COSINE: Final = 0.25
 # Texts embedded lately, kept by text: chats repeat lines ("ok", "running the
-# tests now"), and each is embedded once while it stays among these.
-REMEMBERED: Final = 4_096
+# tests now"), and each is embedded once while it stays among these (bounded in
+# bytes: an indexed text can be a 60 MB paste).
+REMEMBERED_BYTES: Final = 8 * MiB
+# The maintenance thread's job (store/base/maintenance.py): entries embedded per
+# step (a closing store waits for at most one step: ~0.3 s on this machine's
+# CPU), once writes have paused this long, so a burst of appends or an import
+# runs at the speed it has without the leg and its vectors follow.
+STEP: Final = 64
+QUIET: Final = 0.25
 # A window ends at each entry and holds it and the entries just before it in its
 # chat (fewer at a chat's start). Measured against one vector per entry and
 # against embedding each window's joined text (docs/semantic.md): the summed
@@ -59,7 +68,9 @@ class Semantic:
     def __init__(self, vectors: VectorStore) -> None:
         self._vectors = vectors
         self._loaded: models.Embedder | None = None
-        self._remembered: dict[str, bytes] = {}
+        self._remembered: Budgeted[str, tuple[str, bytes]] = Budgeted(
+            REMEMBERED_BYTES, lambda kept: text_bytes(kept[0]) + len(kept[1])
+        )
         self._lock = threading.Lock()  # the matrix
         self._embedding = threading.Lock()  # one catch-up at a time per Forest
         self._mark = 0
@@ -114,15 +125,17 @@ class Semantic:
                 break
             texts = [(key, text) for key, text in pending.rows if text.strip()]
             known = self._remembered
-            batch = {text: known[text] for _, text in texts if text in known}
+            batch: dict[str, bytes] = {}
+            for _, text in texts:
+                kept = known.get(text)
+                if kept is not None:
+                    batch[text] = kept[1]
             fresh = list(dict.fromkeys(text for _, text in texts if text not in batch))
             if fresh:
                 embedded = self._model.embed(fresh)
                 for text, row in zip(fresh, embedded, strict=True):
                     batch[text] = np.ascontiguousarray(row, dtype="<f4").tobytes()
-                if len(known) + len(fresh) > REMEMBERED:
-                    known.clear()
-                known.update((text, batch[text]) for text in fresh)
+                    known.put(text, (text, batch[text]))
             vectors = [(key, batch[text]) for key, text in texts]
             done = [key for key, _ in pending.rows]
             self._vectors.put(models.MODEL_ID, vectors, done, pending.idle)
@@ -130,6 +143,11 @@ class Semantic:
             if progress is not None:
                 progress(done_total)
         return done_total
+
+    def step(self) -> bool:
+        """One step of the maintenance thread's job: embed up to STEP pending entries;
+        returns whether more may wait."""
+        return self.catch_up(limit=STEP) >= STEP
 
     def freshen(self) -> int:
         """Before a search: embed what is pending when it is at most SEARCH_BUDGET

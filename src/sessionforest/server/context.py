@@ -12,6 +12,7 @@ facade on the loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from ..model import Entry
 from ..providers import Clients, ProviderConfig
 from .changes import Change, Hub, Push
 from .limits import Limits
-from .maintenance import Maintenance, vector_maintenance
+from .maintenance import Maintenance, store_maintenance
 from .replies import Replies
 from .roots import ImportRoots
 from .threads import Readers, Writer
@@ -104,7 +105,10 @@ class Server:
         self.readers = Readers()
         self.statuses = self.writer.statuses
         self.watcher = Watcher(forest, self.own, self._noticed, WATCH_SECONDS)
-        self.maintenance: Maintenance | None = vector_maintenance(forest)
+        self.maintenance: Maintenance | None = store_maintenance(forest)
+        # `forest serve --watch`: the file mirror (server/mirror.py), started with the
+        # watcher once the event loop runs, stopped before the writer drains.
+        self.mirror: Maintenance | None = None
 
     def watch(self) -> None:
         """Start publishing other processes' commits (needs `loop`) and the work
@@ -112,6 +116,8 @@ class Server:
         self.watcher.start()
         if self.maintenance is not None:
             self.maintenance.start()
+        if self.mirror is not None:
+            self.mirror.start()
 
     def _committed(self, changes: list[Change]) -> None:
         """The writer thread's report of a commit: remembered, then published in order."""
@@ -122,7 +128,9 @@ class Server:
         if self.maintenance is not None:
             self.maintenance.wake()
         if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.hub.publish, changes)
+            # A stopping server's loop may be closed already: no one is left to tell.
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self.hub.publish, changes)
 
     async def read(self, fn: Callable[[], T]) -> T:
         return await self.readers.run(fn)
@@ -130,11 +138,19 @@ class Server:
     async def write(self, fn: Callable[[Call], T], call: Call) -> T:
         return await self.writer.write(fn, call)
 
+    def write_now(self, fn: Callable[[Call], T], call: Call) -> T:
+        """`write` for a thread of the server's own (the file mirror): runs `fn` as
+        the writer's next job and waits for it, without the event loop (which may
+        be stopping)."""
+        return self.writer.write_now(fn, call)
+
     async def append(self, request: AppendRequest) -> Entry:
         return await self.writer.append(request)
 
     def close(self) -> None:
         """Let running writes finish (each is one transaction), then close the store."""
+        if self.mirror is not None:
+            self.mirror.stop()  # the import in progress finishes on the writer first
         self.watcher.stop()
         if self.maintenance is not None:
             self.maintenance.stop()

@@ -112,6 +112,14 @@ class Writer:
             job = loop.run_in_executor(self._pool, self._commit, fn, call)
         return await job
 
+    def write_now(self, fn: Callable[[Call], T], call: Call) -> T:
+        """`write` from a thread that is not the event loop's: runs `fn(call)` as the
+        writer's next job and waits for it."""
+        with self._group_lock:
+            self._group = None
+            job = self._pool.submit(self._commit, fn, call)
+        return job.result()
+
     async def append(self, request: AppendRequest) -> Entry:
         """Append through the current group (opening one, and its writer job, if none)."""
         loop = asyncio.get_running_loop()

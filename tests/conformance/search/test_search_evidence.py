@@ -244,6 +244,7 @@ def test_a_lead_the_next_chats_entries_contest_is_not_confident() -> None:
 def test_chat_sizes_are_the_chats_lengths_in_entries(forest: Forest, make_chat: Any) -> None:
     short = make_chat("Short", [*FILLER])
     long = make_chat("Long", [*FILLER, *(f"line {i}" for i in range(8))])
+    forest._backend.catch_up()  # every append indexed first
     with forest._backend.search() as index:
         nums = {row.session_id: row.key for row in index.all_chats()}
         sizes = index.chat_sizes([nums[short], nums[long]])
@@ -293,6 +294,7 @@ def test_entry_sequences_are_where_a_term_sits_in_the_chats_asked_about(
     one = make_chat("One", [*FILLER, "a kayak", "nothing", "kayak again"])
     two = make_chat("Two", [*FILLER, "kayak"])
     three = make_chat("Three", [*FILLER, "kayak"])
+    forest._backend.catch_up()  # every append indexed first
     with forest._backend.search() as index:
         nums = {row.session_id: row.key for row in index.all_chats()}
         [term] = index.tokens(["kayak"])

@@ -1,6 +1,7 @@
-"""A writer's background indexer (store/sqlite/search/idle.py) on real store files.
+"""A writer's background indexing (the FULL_TEXT job of the store's maintenance thread,
+store/sqlite/derived.py) on real store files.
 
-Appends leave their entries pending; once they pause for `idle.QUIET`
+Appends leave their entries pending; once they pause for `derived.QUIET`
 seconds a thread indexes them in chunks, each its own write transaction. The
 tests wait for it with a deadline (never a timing assertion) and check the
 one invariant every chunk keeps: each entry below a session's pending note
@@ -48,7 +49,7 @@ def wait_for(done: Callable[[], bool]) -> None:
 
 
 def index_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("forest-index")]
+    return [t for t in threading.enumerate() if t.name.startswith("forest-maintain")]
 
 
 def test_a_pause_after_appends_indexes_them_without_a_search(tmp_path: Path) -> None:

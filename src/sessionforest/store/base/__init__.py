@@ -14,7 +14,8 @@ families in errors.py; every method documents the ones it raises.
 """
 
 # The modules: values (sentinels, value types), store (Store, TreeStore), search
-# (SearchIndex), bulk (BulkStore and friends), backend (Backend).
+# (SearchIndex), bulk (BulkStore and friends), backend (Backend), maintenance (the
+# backend's thread for the work behind its writes).
 
 from .backend import (
     Backend,
@@ -24,6 +25,11 @@ from .bulk import (
     BulkStore,
     ChatWriter,
     EntryReader,
+)
+from .maintenance import (
+    FULL_TEXT,
+    VECTORS,
+    Maintenance,
 )
 from .search import (
     ChatKey,
@@ -62,8 +68,10 @@ from .vectors import (
 __all__ = [
     "AUTO",
     "DURABILITIES",
+    "FULL_TEXT",
     "UNSET",
     "UNSTAMPED",
+    "VECTORS",
     "AgentLinks",
     "AppendRequest",
     "AppendState",
@@ -78,6 +86,7 @@ __all__ = [
     "EntryReader",
     "EntryRow",
     "GroupedAppend",
+    "Maintenance",
     "NewEntry",
     "NewSession",
     "Pending",

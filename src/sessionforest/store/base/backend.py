@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ...deadline import Deadline
 from .bulk import BulkStore
+from .maintenance import Maintenance
 from .search import SearchIndex
 from .store import Store, TreeStore
 from .vectors import VectorStore
@@ -47,10 +48,28 @@ class Backend(Protocol):
         """The semantic leg's entry vectors (None: this backend keeps none)."""
         ...
 
+    @property
+    def maintenance(self) -> Maintenance:
+        """The backend's one maintenance thread and its jobs (maintenance.py)."""
+        ...
+
+    def catch_up(self) -> bool:
+        """Bring what a search reads up to date with every committed entry, from any
+        process (SQLite: the full-text index behind the appends; a backend that
+        indexes inside the append has nothing to do); returns whether anything
+        waited. A search that must find every append acknowledged before it calls
+        this first, then `search()`."""
+        ...
+
+    def backlog(self) -> int:
+        """How many entries wait for the full-text index (0 after `catch_up`)."""
+        ...
+
     def search(self, deadline: Deadline | None = None) -> AbstractContextManager[SearchIndex]:
-        """A SearchIndex bound to one read snapshot; reads of `store` on this thread
-        inside the block see the same snapshot. With a `deadline`, a statement
-        running when it passes or is cancelled stops, raising SearchStopped."""
+        """A SearchIndex bound to one read snapshot of the index as it is (see
+        `catch_up`); reads of `store` on this thread inside the block see the same
+        snapshot. With a `deadline`, a statement running when it passes or is
+        cancelled stops, raising SearchStopped."""
         ...
 
     def close(self) -> None: ...

@@ -57,6 +57,10 @@ class VectorStore(Protocol):
         """How many chats have entries without vectors (one cheap count)."""
         ...
 
+    def backlog(self) -> int:
+        """How many entries are waiting for a vector (a count over the noted chats)."""
+        ...
+
     def renote(self) -> None:
         """Note every chat as pending (a backfill after vectors were dropped)."""
         ...

@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ...deadline import Deadline
 from ...errors import ForestError, SearchStopped, StoreMissing, StoreUnreadable
+from ..base.maintenance import Maintenance
 from . import schema
 from .bulk import PostgresBulk
 from .database import Database, driver_error
@@ -43,6 +44,7 @@ class PostgresBackend:
     trees: PostgresTrees
     bulk: PostgresBulk
 
+    maintenance: Maintenance
     name = "postgresql"
     path: Path | None = None
     vectors: PostgresVectors | None = None
@@ -52,7 +54,16 @@ class PostgresBackend:
         return self.db.where
 
     def close(self) -> None:
+        self.maintenance.close()
         self.db.close()
+
+    def catch_up(self) -> bool:
+        """Nothing waits here: an append's own transaction indexes it (its triggers)."""
+        return False
+
+    def backlog(self) -> int:
+        """Entries waiting for the full-text index: none (see `catch_up`)."""
+        return 0
 
     @contextmanager
     def search(self, deadline: Deadline | None = None) -> Iterator[PostgresSearch]:
@@ -125,10 +136,10 @@ def open_postgres(
     Durability: a commit returns once PostgreSQL has flushed its WAL
     (synchronous_commit on, the server's default), which survives a crash of
     any process and of the machine, so "normal" and "full" are the same here.
-    `background_index` has nothing to do here: an append's own transaction
-    indexes it (the statement-level trigger, rows.py).
+    An append's own transaction indexes it (the statement-level trigger,
+    rows.py); `background_index` says whether the maintenance thread embeds
+    the semantic leg's vectors behind the writes.
     """
-    del background_index
     where = redacted(url)
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
@@ -153,5 +164,10 @@ def open_postgres(
         conn.close()
     db = Database(url, where, READ_ONLY_ASKED if readonly else None, migrated)
     return PostgresBackend(
-        db, PostgresStore(db), PostgresTrees(db), PostgresBulk(db), vectors=PostgresVectors(db)
+        db,
+        PostgresStore(db),
+        PostgresTrees(db),
+        PostgresBulk(db),
+        Maintenance(where, enabled=background_index and not readonly),
+        vectors=PostgresVectors(db),
     )

@@ -47,6 +47,10 @@ PROGRESS = """INSERT INTO vector_progress(session_id, upto) VALUES (%s, %s)
 ON CONFLICT (session_id) DO UPDATE SET upto = GREATEST(vector_progress.upto, excluded.upto)"""
 LEFT = """SELECT 1 FROM session_entries WHERE session_id = %s AND text IS NOT NULL
 AND sequence > coalesce((SELECT upto FROM vector_progress WHERE session_id = %s), 0) LIMIT 1"""
+BACKLOG = """SELECT count(*) FROM vector_pending p
+JOIN session_entries e ON e.session_id = p.session_id AND e.text IS NOT NULL
+AND e.sequence > coalesce((SELECT upto FROM vector_progress g
+                           WHERE g.session_id = p.session_id), 0)"""
 UNNOTE = "DELETE FROM vector_pending WHERE session_id = %s"
 LOAD = """SELECT v.id, s.num, v.sequence, v.vector FROM entry_vectors v
 JOIN sessions s ON s.id = v.session_id WHERE v.id > %s ORDER BY v.id"""
@@ -131,6 +135,11 @@ class PostgresVectors:
     def waiting(self) -> int:
         with self._db.read() as conn:
             row = conn.execute("SELECT count(*) FROM vector_pending").fetchone()
+        return int(row[0]) if row else 0
+
+    def backlog(self) -> int:
+        with self._db.read() as conn:
+            row = conn.execute(BACKLOG).fetchone()
         return int(row[0]) if row else 0
 
     def renote(self) -> None:

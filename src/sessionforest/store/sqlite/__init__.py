@@ -17,10 +17,11 @@ from pathlib import Path
 
 from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
+from ..base.maintenance import Maintenance
 from .bulk import SQLiteBulk
-from .connection import DURABILITY, default_path, open_store, transaction
+from .connection import DURABILITY, default_path, open_store
 from .database import Database
-from .search import SQLiteSearch, catchup
+from .search import SQLiteSearch
 from .store import SQLiteStore
 from .trees import SQLiteTrees
 from .vectors import SQLiteVectors
@@ -38,6 +39,7 @@ class SQLiteBackend:
     trees: SQLiteTrees
     bulk: SQLiteBulk
     vectors: SQLiteVectors
+    maintenance: Maintenance
 
     name = "sqlite"
 
@@ -49,7 +51,7 @@ class SQLiteBackend:
         # A writer leaves nothing pending behind it where it can help it: a reader
         # that opens the file immutable (no other connection) cannot index.
         try:
-            self.store.stop_indexing()
+            self.maintenance.close()
             if self.db.writer is not None:
                 self.catch_up()
         except (ForestError, sqlite3.Error):
@@ -60,12 +62,10 @@ class SQLiteBackend:
     @contextmanager
     def search(self, deadline: Deadline | None = None) -> Iterator[SQLiteSearch]:
         """A `SearchIndex` over one read snapshot (reads on this thread inside the
-        block, the store's included, see the same snapshot). Entries appended since
-        the last search are indexed first, in one write transaction (catchup.py), so
-        the snapshot holds every append acknowledged before the search began. With a
+        block, the store's included, see the same snapshot). It reads the index as
+        it is: `catch_up` first to find every append acknowledged before. With a
         `deadline`, the connection's progress handler stops the running statement
         once it passes or is cancelled (SearchStopped)."""
-        self.catch_up()
         with self.db.read() as conn:
             if deadline is None:
                 yield SQLiteSearch(conn)
@@ -81,31 +81,13 @@ class SQLiteBackend:
                 conn.set_progress_handler(None, 0)
 
     def catch_up(self) -> bool:
-        """Index whatever appends left pending (see search/catchup.py); returns whether
-        any entry was waiting. A store opened read-only on request indexes
-        through a short-lived writer connection when its file may be written; one
-        that cannot write (a read-only file, or read immutable because no other
-        connection had it open) searches what its writers indexed: every writer
-        catches up as it closes, so only one killed mid-session leaves entries
-        that wait for the next writable search."""
-        db = self.db
-        if db.held() is not None:
-            return False  # inside a transaction of this thread: it reads what it has
-        with db.read() as conn:
-            if not catchup.pending(conn):
-                return False
-        if db.writer is not None:
-            self.store.index_some()
-            return True
-        writer = db.index_writer()
-        if writer is None:
-            return False
-        try:
-            with transaction(writer, db.path, None):
-                catchup.catch_up(writer)
-                return True
-        finally:
-            writer.close()
+        """Index whatever appends left pending, from any process, in one write
+        transaction (derived.py); returns whether any entry was waiting."""
+        return self.store.derived.catch_up()
+
+    def backlog(self) -> int:
+        """How many entries wait for the full-text index."""
+        return self.store.derived.pending()
 
 
 def open_sqlite(
@@ -118,8 +100,9 @@ def open_sqlite(
     background_index: bool = True,
 ) -> SQLiteBackend:
     """Open the store file at `path` (None: `FOREST_DB` or the user data directory).
-    `background_index`: index appended entries on a thread once appends pause
-    (search/idle.py); False leaves them to searches, closes and the bound."""
+    `background_index`: index appended entries (and, with the semantic leg,
+    embed them) on the maintenance thread once appends pause (derived.py);
+    False leaves them to searches, closes, the bound and `forest index`."""
     target, opened = open_store(
         path,
         readonly=readonly,
@@ -128,6 +111,8 @@ def open_sqlite(
         busy_timeout_ms=busy_timeout_ms,
     )
     db = Database(target, opened)
-    store = SQLiteStore(db, background=background_index and db.writer is not None)
-    bulk = SQLiteBulk(db.path, write=db.write, read=db.read)
-    return SQLiteBackend(target, db, store, SQLiteTrees(db), bulk, SQLiteVectors(db))
+    maintenance = Maintenance(str(target), enabled=background_index and db.writer is not None)
+    store = SQLiteStore(db, maintenance)
+    bulk = SQLiteBulk(db.path, write=db.write, read=db.read, index=store.derived.index_in)
+    trees = SQLiteTrees(db)
+    return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance)

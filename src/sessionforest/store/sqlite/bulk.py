@@ -4,7 +4,7 @@ The logic is store/sql/bulk.py's (`SQLBulk`); this module gives it SQLite's
 transactions (one BEGIN IMMEDIATE per chat or restore), its batch insert
 (executemany, a unique-id failure traced to the row that caused it), the
 catch-up of the search index at the end of a chat or restore
-(search/catchup.py), and large payloads written at once instead of kept
+(derived.py), and large payloads written at once instead of kept
 waiting in memory.
 """
 
@@ -24,7 +24,7 @@ from ..sql.dialect import SQLITE
 from . import integrity
 from .connection import driver_error
 from .rows import BAD_PARENT, BRANCHES, insert_entries
-from .search import catchup, large
+from .search import large
 
 BATCH = 1000
 RECENT = 8192  # ids remembered in memory for parent checks; older ones are asked of SQLite
@@ -45,8 +45,15 @@ class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
 
     batch = 2000
 
-    def __init__(self, path: Path, write: Transaction, read: Transaction) -> None:
+    def __init__(
+        self,
+        path: Path,
+        write: Transaction,
+        read: Transaction,
+        index: Callable[[sqlite3.Connection], None],
+    ) -> None:
         self._path = path
+        self._index = index  # derived.Derived.index_in
         self._write = write
         self._plain_read = read
         self._q = STATEMENTS
@@ -94,7 +101,7 @@ class SQLiteBulk(SQLBulk[sqlite3.Connection, "SQLiteChatWriter"]):
         return large.is_large(entry.payload)  # a large row goes at once
 
     def _indexed(self, conn: sqlite3.Connection) -> None:
-        catchup.catch_up(conn)
+        self._index(conn)
 
     def _insert(
         self,

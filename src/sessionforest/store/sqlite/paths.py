@@ -39,6 +39,7 @@ entries, so no caller sees another's decoded payload.
 from __future__ import annotations
 
 import bisect
+import operator
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -255,13 +256,21 @@ Rows = list[tuple[Any, ...]]
 
 class PathCache:
     """The rows of each session's last whole path read, by head (see the module
-    docstring), least recently used first out beyond `budget` rows in all."""
+    docstring), least recently used first out beyond `budget` bytes in all (a row
+    counts its payload's characters and ROW_BYTES for the rest: a path holding a
+    60 MB payload costs 60 MB of the budget, and one larger than it is not kept)."""
 
-    def __init__(self, budget: int = 50_000) -> None:
+    def __init__(self, budget: int) -> None:
         self._budget = budget
-        self._paths: OrderedDict[str, tuple[str, Rows]] = OrderedDict()
+        # session -> (head, rows, bytes)
+        self._paths: OrderedDict[str, tuple[str, Rows, int]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+
+    @property
+    def used(self) -> int:
+        """Bytes held (as counted)."""
+        return self._size
 
     def clear(self) -> None:
         """Forget every cached path (benchmarks time a first read with it)."""
@@ -283,7 +292,7 @@ class PathCache:
             if known is not None:
                 self._paths.move_to_end(session_id)
         if known is not None:
-            tip, cached = known
+            tip, cached, size = known
             if tip == head and len(cached) == length:
                 return cached
             done = len(cached)
@@ -292,27 +301,38 @@ class PathCache:
                 if ranges is not None:
                     new = rows(conn, session_id, ranges)
                     if trusted(session_id, head, new, False, length - done, cached[-1][0]):
-                        return self._keep(session_id, head, cached + new)
+                        return self._keep(session_id, head, cached + new, size + _bytes(new))
         ranges = spans(conn, session_id, length, 0)
         if ranges is None:
             return None
         found = rows(conn, session_id, ranges)
         if not trusted(session_id, head, found, True, length):
             return None
-        return self._keep(session_id, head, found)
+        return self._keep(session_id, head, found, _bytes(found))
 
-    def _keep(self, session_id: str, head: str, found: Rows) -> Rows:
+    def _keep(self, session_id: str, head: str, found: Rows, size: int) -> Rows:
         with self._lock:
             old = self._paths.pop(session_id, None)
             if old is not None:
-                self._size -= len(old[1])
-            if len(found) <= self._budget:
-                self._paths[session_id] = (head, found)
-                self._size += len(found)
+                self._size -= old[2]
+            if size <= self._budget:
+                self._paths[session_id] = (head, found, size)
+                self._size += size
             while self._size > self._budget:
-                _, (_, dropped) = self._paths.popitem(last=False)
-                self._size -= len(dropped)
+                _, (_, _, dropped) = self._paths.popitem(last=False)
+                self._size -= dropped
         return found
+
+
+# What a cached row holds beyond its payload's characters: ids, kind, times, the
+# stamp, the tuple and its objects (about; CPython).
+ROW_BYTES = 600
+_PAYLOAD = operator.itemgetter(6)  # ENTRY_COLUMNS' payload
+
+
+def _bytes(found: Rows) -> int:
+    # Whole columns at once (C loops): a 10,000-row path is counted in well under 1 ms.
+    return sum(map(len, map(_PAYLOAD, found))) + ROW_BYTES * len(found)
 
 
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:

@@ -30,12 +30,13 @@ from ..base import (
     Stamping,
     Unset,
 )
+from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
 from ..sql.store import SQLStore, Statements
 from . import integrity, paths
 from .database import Database
+from .derived import Derived
 from .rows import APPEND_ENTRY, BRANCHES, CHILDREN, ENTRY_COLUMNS, TIPS
-from .search import catchup, idle
 
 # No tail: the whole path (bounds the walk by the session's entry count only).
 WHOLE = 1 << 62
@@ -47,8 +48,6 @@ WHOLE = 1 << 62
 # the entry below (whether the append continues the path's last segment). (An
 # INSERT ... SELECT doing the checks in place measured slower: SQLite
 # materialises a SELECT that reads the table being inserted into.)
-DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
-STATES_KEPT = 4096  # sessions whose append state a store remembers at most
 APPEND_STATE = """
 SELECT s.quarantine, h.active_entry_id,
        (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
@@ -126,24 +125,13 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
 
     _db: Database
 
-    def __init__(self, db: Database, *, background: bool = True) -> None:
+    def __init__(self, db: Database, maintenance: Maintenance | None = None) -> None:
         labels = (SESSION_TITLES, ENTRY_LABELS)
         super().__init__(db, str(db.path), STATEMENTS, integrity.INTEGRITY, labels)
-        # Entries this process appended since it last indexed (search/catchup.py): at
-        # catchup.BOUND of them, an append indexes what is pending in its own
-        # transaction, which bounds what a search must index before it reads.
-        self._unindexed = 0
-        # Indexes what appends leave pending once they pause (search/idle.py); None
-        # when the caller indexes only through searches and closes.
-        self._idle = idle.IdleIndexer(self, str(db.path)) if background else None
-        # The rows of recently loaded active paths (paths.PathCache).
-        self._paths = paths.PathCache()
-        # APPEND_STATE's row for each session as this store's own appends left it, and
-        # the (data_version, write number) they hold for: an append whose transaction
-        # directly follows that one, with no other connection's commit between
-        # (PRAGMA data_version unchanged), reads it here instead of from the file.
-        self._states: dict[str, tuple[Any, ...]] = {}
-        self._states_at = (-1, -1)
+        # The index, the materialised paths and the caches (derived.py): `maintenance`
+        # is the backend's thread that indexes once appends pause (None: only
+        # searches, closes and the bound index).
+        self.derived = Derived(db, maintenance)
 
     def _insert_session_row(
         self, conn: sqlite3.Connection, values: tuple[Any, ...], session_id: str
@@ -164,60 +152,24 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         now: str,
         stamping: Stamping,
     ) -> Appended:
-        db = self._db
+        db, derived = self._db, self.derived
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            now_at = self._states_valid(cursor)
-            done, self._states[session_id] = self._append_in(
+            at = derived.begin(cursor)
+            done, after = self._append_in(
                 cursor, session_id, items, parent, expect_head, now, stamping,
-                self._state_of(session_id, parent),
+                derived.state_of(session_id, parent),
             )  # fmt: skip
-            self._index_at_bound(cursor, len(items))
-            self._states_at = now_at  # holds only if this commits (db.committed)
-        if self._idle is not None:
-            self._idle.noted()
+            derived.remember(session_id, after)
+            derived.appended(cursor, len(items), at)
+        derived.noted()
         return done
-
-    def _states_valid(self, cursor: sqlite3.Cursor) -> tuple[int, int]:
-        """Inside a write transaction: forget the remembered append states unless this
-        transaction directly follows the one that left them, committed, with no other
-        connection's commit between; returns what they will hold for once it commits."""
-        db = self._db
-        version = cursor.execute(DATA_VERSION).fetchone()[0]
-        number = db.writes
-        states = self._states
-        if self._states_at != (version, number - 1) or db.committed != number - 1:
-            states.clear()  # another connection committed, or another write ran here
-        elif len(states) >= STATES_KEPT:
-            states.clear()  # a long-lived writer to very many chats: start over
-        return version, number
-
-    def _state_of(self, session_id: str, parent: str | None) -> tuple[Any, ...] | None:
-        known = self._states.get(session_id)
-        if known is not None and parent is not None and parent != known[1]:
-            return None  # a branch: the row names the head, not this parent
-        return known
-
-    def _index_at_bound(self, cursor: sqlite3.Cursor, added: int) -> None:
-        self._unindexed += added
-        if self._unindexed >= catchup.BOUND:
-            catchup.catch_up(cursor.connection)
-            self._unindexed = 0
 
     def index_some(self, limit: int | None = None) -> bool:
         """Index pending entries (all, or about `limit`) in one write transaction;
-        returns whether any are left (search/catchup.py)."""
-        with self._db.write() as conn:
-            left = catchup.catch_up(conn, limit)
-            if not left:
-                self._unindexed = 0
-            return left
-
-    def stop_indexing(self) -> None:
-        """Stop the background indexer (a closing store indexes the rest itself)."""
-        if self._idle is not None:
-            self._idle.close()
+        returns whether any are left (derived.py)."""
+        return self.derived.index_some(limit)
 
     def _append_in(
         self,
@@ -237,10 +189,8 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         state = AppendState(*row[:6]) if row is not None else None
         below, sequence = append_rules.checked(state, session_id, parent, expect_head)
         assert row is not None and state is not None  # checked() raised otherwise
-        tip, length = row[6], row[7]
-        if below is None or tip is None or tip != state.head or below != tip:
-            # A branch, a first entry or a path not materialised: reach `below` first.
-            length = paths.reach(conn, session_id, below, tip, state.head, length)
+        derived = self.derived
+        length = derived.path_to(conn, session_id, below, row)
         text = stamping.text
         restamp = stamping.restamp
         if restamp is not None and state is not None and state.cwd != stamping.cwd:
@@ -256,16 +206,10 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
             )  # fmt: skip
             link, above, sequence = item.id, sequence, sequence + 1
         last = sequence - 1
-        after: tuple[Any, ...]
-        if length is None:
-            # The path below could not be built (damage): left stale, reads walk.
-            conn.execute(paths.SET_HEAD, (session_id, link, now, None, None))
-            after = (None, link, last, session_id, 2, state.cwd, None, None, last)
-        else:
-            paths.extend(conn, session_id, length, row[8], first)
-            length += len(items)
-            conn.execute(paths.SET_HEAD, (session_id, link, now, link, length))
-            after = (None, link, last, session_id, 2, state.cwd, link, length, last)
+        assert link is not None  # at least one item (rules/append.py)
+        length = derived.path_after(conn, session_id, length, row[8], first, len(items), link, now)
+        tip = link if length is not None else None
+        after = (None, link, last, session_id, 2, state.cwd, tip, length, last)
         return Appended(below, first, text), after
 
     def append_group(self, group: Sequence[GroupedAppend]) -> list[Appended | ForestError]:
@@ -274,35 +218,34 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         savepoint and answered with its error; the others commit together. A
         driver error (a full disk) rolls back and raises for all of them."""
         results: list[Appended | ForestError] = []
-        db = self._db
+        db, derived = self._db, self.derived
         with db.write():
             cursor = db.cursor
             assert cursor is not None
-            now_at = self._states_valid(cursor)
+            at = derived.begin(cursor)
             for one in group:
                 cursor.execute("SAVEPOINT one_append")
                 try:
                     done, after = self._append_in(
-                        cursor, *one, self._state_of(one.session_id, one.parent)
+                        cursor, *one, derived.state_of(one.session_id, one.parent)
                     )
-                    self._states[one.session_id] = after
+                    derived.remember(one.session_id, after)
                     results.append(done)
                 except ForestError as exc:
                     # Rolled back to before it: the session's remembered row still holds.
                     cursor.execute("ROLLBACK TO one_append")
                     results.append(exc)
                 cursor.execute("RELEASE one_append")
-            self._index_at_bound(cursor, len(group))
-            self._states_at = now_at
-        if self._idle is not None:
-            self._idle.noted()
+            derived.appended(cursor, len(group), at)
+        derived.noted()
         return results
 
     def move_head(
         self, session_id: str, entry_id: str, expect_head: str | Unset | None, now: str
     ) -> None:
         with self._db.write() as conn:
-            _, head, tip, length = self._head_state(conn, session_id)
+            state = self._head_state(conn, session_id)
+            head = state[1]
             owner = conn.execute(
                 "SELECT session_id FROM session_entries WHERE id = ?", (entry_id,)
             ).fetchone()
@@ -312,9 +255,7 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
                 raise ForeignEntry(entry_id, session_id, owner[0])
             if expect_head is not UNSET and head != expect_head:
                 raise HeadMoved(session_id, expect_head, head)  # type: ignore[arg-type]
-            reached = paths.reach(conn, session_id, entry_id, tip, head, length)
-            done = entry_id if reached is not None else None
-            conn.execute(paths.MOVE_HEAD, (session_id, entry_id, now, done, reached))
+            self.derived.moved(conn, session_id, entry_id, state, now)
 
     # --- reading -----------------------------------------------------------------
 
@@ -337,8 +278,9 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
                 # Materialised (paths.py): ordered ranges, checked link by link; a
                 # whole path through the cache, a tail of a path not cached by itself.
                 low = 0 if limit is None else max(0, length - limit)
-                if low == 0 or self._paths.holds(session_id, head):
-                    found = self._paths.path(conn, session_id, head, length)
+                cache = self.derived.paths
+                if low == 0 or cache.holds(session_id, head):
+                    found = cache.path(conn, session_id, head, length)
                     if found is not None:
                         return reading.entries_of(found[low:])
                 else:

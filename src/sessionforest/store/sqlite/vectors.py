@@ -40,6 +40,14 @@ PROGRESS = (
 )
 LEFT = "SELECT 1 FROM session_entry_fts WHERE rowid BETWEEN ? AND ? LIMIT 1"
 UPTO = "SELECT upto FROM vector_progress WHERE num = ?"
+# Index rows of the noted chats above their marks (one rowid range of the FTS
+# table per chat).
+BACKLOG = f"""
+SELECT count(*) FROM vector_pending p LEFT JOIN vector_progress g ON g.num = p.num
+JOIN session_entry_fts f ON f.rowid
+  BETWEEN max(coalesce(g.upto + 1, 0), p.num << {SESSION_SHIFT})
+  AND (p.num << {SESSION_SHIFT}) + {SEQUENCE_MASK}
+"""
 UNNOTE = "DELETE FROM vector_pending WHERE num = ?"
 LOAD = "SELECT id, entry, vector FROM entry_vectors WHERE id > ? ORDER BY id"
 RENOTE = "INSERT OR IGNORE INTO vector_pending(num) SELECT num FROM search_sessions"
@@ -121,6 +129,10 @@ class SQLiteVectors:
     def waiting(self) -> int:
         with self._db.read() as conn:
             return int(conn.execute("SELECT count(*) FROM vector_pending").fetchone()[0])
+
+    def backlog(self) -> int:
+        with self._db.read() as conn:
+            return int(conn.execute(BACKLOG).fetchone()[0])
 
     def renote(self) -> None:
         with self._db.write() as conn:

@@ -68,6 +68,12 @@ ORDER BY sequence
 """
 PAYLOAD = "SELECT payload FROM session_entries WHERE session_id = ? AND sequence = ?"
 LAST = "SELECT MAX(sequence) FROM session_entries WHERE session_id = ?"
+# Entries pending, counted from the notes (sequences of a session are consecutive).
+COUNT = """
+SELECT coalesce(sum((SELECT MAX(sequence) FROM session_entries e
+                     WHERE e.session_id = p.session_id) - p.from_sequence + 1), 0)
+FROM search_pending p
+"""
 ADVANCE = "UPDATE search_pending SET from_sequence = ? WHERE session_id = ?"
 DONE = "DELETE FROM search_pending WHERE session_id = ?"
 _END: Final = 1 << 62  # past any sequence
@@ -76,6 +82,11 @@ _END: Final = 1 << 62  # past any sequence
 def pending(conn: sqlite3.Connection) -> bool:
     """Whether any entry waits to be indexed (one row read)."""
     return conn.execute(ANY_PENDING).fetchone() is not None
+
+
+def count_pending(conn: sqlite3.Connection) -> int:
+    """How many entries wait to be indexed (one read per noted session)."""
+    return int(conn.execute(COUNT).fetchone()[0])
 
 
 def catch_up(conn: sqlite3.Connection, limit: int | None = None) -> bool:

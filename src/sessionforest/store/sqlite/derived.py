@@ -1,0 +1,224 @@
+"""Derived state of one SQLite store: what it keeps beside the entries, in one place.
+
+Entries, sessions and heads are the store's facts. Everything below is
+derived from them, could be rebuilt from them, and exists so that an append,
+a load or a search costs less. This module owns all of it: where each is
+written, when it is worked off, and the one point where the in-memory part
+is declared stale (`invalidate`).
+
+- The `search_pending` note: written by the `search_entry_pending` trigger
+  on every entry insert; worked off by `index_some`/`catch_up`.
+- The full-text rows, chat digests and activity spans: search/catchup.py,
+  called from here only: the `FULL_TEXT` job of the backend's maintenance
+  thread once appends pause, an append once `catchup.BOUND` entries are left
+  unindexed, `catch_up` (before a search, as a writer closes) and a bulk
+  chat's end (`index_in`). Stale: the entries above a session's note.
+- The `vector_pending` note: a trigger on the activity span (so the catch-up
+  notes it); worked off by the `VECTORS` job (search/semantic.py), made due
+  when a `FULL_TEXT` run ends.
+- The materialised active path (`session_path_segments`, the head row's
+  `path_tip`/`path_length`): `path_to`, `path_after` and `moved` (SQL in
+  paths.py) inside an append or a move. Stale: a `path_tip` that is not the
+  head (imports and repair move heads without it): reads then walk.
+- Each row's `parent_sequence` and the partial branch index: the row's
+  INSERT (an append chains it, bulk rows look it up, rows.py). Never stale
+  (entries are immutable); `check` compares it with the parent.
+- Append states (memory): `remember`, after each append, read by the next
+  append of that session. Stale once another connection committed or another
+  write ran here: `begin` then calls `invalidate`, the one invalidation point.
+- The path cache (memory, paths.PathCache): a whole-path load keeps its rows
+  by head. Never stale: a path ending at a given entry never changes.
+
+Both in-memory caches are bounded in bytes (budget.py), not rows: a cached
+path holding a 60 MB payload counts as 60 MB.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Final
+
+from ...budget import Budgeted, MiB
+from ..base.maintenance import FULL_TEXT, VECTORS, Maintenance
+from . import paths
+from .connection import transaction
+from .database import Database
+from .search import catchup
+
+DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
+# Seconds without an append before the maintenance thread indexes: longer than
+# the gaps in a burst of appends (tens of microseconds), far shorter than a model
+# call, so an agent's turns are indexed between its appends.
+QUIET: Final = 0.05
+STATE_BYTES: Final = 4 * MiB  # remembered append states (a row is ~300 bytes)
+PATH_BYTES: Final = 64 * MiB  # cached active paths
+
+
+def _state_size(row: tuple[Any, ...]) -> int:
+    # Ids and numbers of fixed size, and the bound directory (row[5]).
+    return 300 + len(row[5] or "")
+
+
+class Derived:
+    """The derived state of one store (see the module docstring)."""
+
+    def __init__(self, db: Database, maintenance: Maintenance | None) -> None:
+        self._db = db
+        # APPEND_STATE's row for each session as this store's own appends left it, and
+        # the (data_version, write number) they hold for: an append whose transaction
+        # directly follows that one, with no other connection's commit between
+        # (PRAGMA data_version unchanged), reads it here instead of from the file.
+        self._states: Budgeted[str, tuple[Any, ...]] = Budgeted(STATE_BYTES, _state_size)
+        self._states_at = (-1, -1)
+        self.paths = paths.PathCache(PATH_BYTES)
+        # Entries this process appended since it last indexed: at catchup.BOUND of
+        # them, an append indexes what is pending in its own transaction, which
+        # bounds what a search must index before it reads.
+        self._unindexed = 0
+        self._maintenance = maintenance if maintenance is not None and maintenance.enabled else None
+        if self._maintenance is not None:
+            self._maintenance.add(FULL_TEXT, self._index_chunk, quiet=QUIET, then=(VECTORS,))
+
+    # --- the one invalidation point ---------------------------------------------------
+
+    def invalidate(self) -> None:
+        """Forget what memory holds that another writer may have made wrong: the
+        remembered append states. (Cached paths stay right: keyed by head, and
+        entries never change; stored segments carry their own tip.)"""
+        self._states.clear()
+
+    def begin(self, cursor: sqlite3.Cursor) -> tuple[int, int]:
+        """Inside an append's write transaction: invalidate unless this transaction
+        directly follows the one that left the states, committed, with no other
+        connection's commit between; returns what they will hold for once it commits."""
+        db = self._db
+        version = cursor.execute(DATA_VERSION).fetchone()[0]
+        number = db.writes
+        if self._states_at != (version, number - 1) or db.committed != number - 1:
+            self.invalidate()  # another connection committed, or another write ran here
+        return version, number
+
+    # --- an append ------------------------------------------------------------------
+
+    def state_of(self, session_id: str, parent: str | None) -> tuple[Any, ...] | None:
+        """The session's remembered append state, unless the append branches."""
+        known = self._states.peek(session_id)
+        if known is not None and parent is not None and parent != known[1]:
+            return None  # a branch: the row names the head, not this parent
+        return known
+
+    def remember(self, session_id: str, row: tuple[Any, ...]) -> None:
+        self._states.put(session_id, row)
+
+    def path_to(
+        self, conn: sqlite3.Cursor, session_id: str, below: str | None, row: tuple[Any, ...]
+    ) -> int | None:
+        """The materialised path's length once it ends at `below` (the entry an append
+        goes under; `row` is APPEND_STATE's); None: it cannot be built (damage)."""
+        head, tip, length = row[1], row[6], row[7]
+        if below is None or tip is None or tip != head or below != tip:
+            # A branch, a first entry or a path not materialised: reach `below` first.
+            return paths.reach(conn, session_id, below, tip, head, length)
+        return None if length is None else int(length)
+
+    def path_after(
+        self,
+        conn: sqlite3.Cursor,
+        session_id: str,
+        length: int | None,
+        below: int | None,
+        first: int,
+        added: int,
+        head: str,
+        now: str,
+    ) -> int | None:
+        """Move the head to `head` after appending `added` entries from sequence `first`
+        below the entry of sequence `below`, keeping the path; returns its length."""
+        if length is None:
+            # The path below could not be built (damage): left stale, reads walk.
+            conn.execute(paths.SET_HEAD, (session_id, head, now, None, None))
+            return None
+        paths.extend(conn, session_id, length, below, first)
+        length += added
+        conn.execute(paths.SET_HEAD, (session_id, head, now, head, length))
+        return length
+
+    def moved(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        target: str,
+        state: tuple[Any, ...],
+        now: str,
+    ) -> None:
+        """Move the head to `target` (`state`: HEAD_STATE's row), keeping the path (and
+        the head's `updated_at`: a move is not activity)."""
+        _, head, tip, length = state
+        reached = paths.reach(conn, session_id, target, tip, head, length)
+        done = target if reached is not None else None
+        conn.execute(paths.MOVE_HEAD, (session_id, target, now, done, reached))
+
+    def appended(self, cursor: sqlite3.Cursor, added: int, at: tuple[int, int]) -> None:
+        """At the end of an append's transaction: index inline once the bound is
+        reached; the remembered states hold from `at` if this commits."""
+        self._unindexed += added
+        if self._unindexed >= catchup.BOUND:
+            catchup.catch_up(cursor.connection)
+            self._unindexed = 0
+        self._states_at = at  # holds only if this commits (db.committed)
+
+    def noted(self) -> None:
+        """After an append committed: the full-text job is due (one clock read)."""
+        if self._maintenance is not None:
+            self._maintenance.due(FULL_TEXT)
+
+    # --- the full-text index ----------------------------------------------------------
+
+    def index_in(self, conn: sqlite3.Connection) -> None:
+        """Index everything pending inside the caller's write transaction (a bulk
+        chat's or restore's end)."""
+        catchup.catch_up(conn)
+
+    def index_some(self, limit: int | None = None) -> bool:
+        """Index pending entries (all, or about `limit`) in one write transaction;
+        returns whether any are left (search/catchup.py)."""
+        with self._db.write() as conn:
+            left = catchup.catch_up(conn, limit)
+            if not left:
+                self._unindexed = 0
+            return left
+
+    def _index_chunk(self) -> bool:
+        return self.index_some(catchup.CHUNK)
+
+    def pending(self) -> int:
+        """How many entries wait for the full-text index (a count of the noted ranges)."""
+        with self._db.read() as conn:
+            return catchup.count_pending(conn)
+
+    def catch_up(self) -> bool:
+        """Index whatever appends left pending (see search/catchup.py); returns whether
+        any entry was waiting. A store opened read-only on request indexes
+        through a short-lived writer connection when its file may be written; one
+        that cannot write (a read-only file, or read immutable because no other
+        connection had it open) searches what its writers indexed: every writer
+        catches up as it closes, so only one killed mid-session leaves entries
+        that wait for the next writable search."""
+        db = self._db
+        if db.held() is not None:
+            return False  # inside a transaction of this thread: it reads what it has
+        with db.read() as conn:
+            if not catchup.pending(conn):
+                return False
+        if db.writer is not None:
+            self.index_some()
+            return True
+        writer = db.index_writer()
+        if writer is None:
+            return False
+        try:
+            with transaction(writer, db.path, None):
+                catchup.catch_up(writer)
+                return True
+        finally:
+            writer.close()
