@@ -61,7 +61,7 @@ from .search import find, recall, semantic
 from .search.recall import check_limit
 from .search.results import ChatSearch, EntryHit
 from .search.semantic import Semantic
-from .store import default_path, open_backend
+from .store.backends import default_path, open_backend
 from .store.base import (
     AUTO,
     DURABILITIES,
@@ -93,8 +93,7 @@ __all__ = ["AUTO", "UNSET", "AppendRequest", "Forest"]
 
 
 SEMANTIC_MISSING = (
-    "the semantic leg is off: install sessionforest[semantic], use a SQLite store, "
-    "and leave FOREST_SEMANTIC unset"
+    "the semantic leg is off: install sessionforest[semantic] and leave FOREST_SEMANTIC unset"
 )
 
 

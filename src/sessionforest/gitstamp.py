@@ -13,7 +13,6 @@ import hashlib
 import os
 import stat
 import time
-from pathlib import Path
 from typing import Any
 
 from . import gitsafe
@@ -211,7 +210,3 @@ def compare(stamp: dict[str, Any] | None, current: dict[str, Any] | None, why: s
     return Divergence(
         "match", reason="worktree matches the entry's stamp", stamp=stamp, current=current
     )
-
-
-def is_repository(path: str | os.PathLike[str]) -> bool:
-    return Path(path).is_dir() and Stamper().root(path) is not None
