@@ -95,3 +95,20 @@ def test_the_wheel_ships_every_released_migration_and_a_store_opens_from_it(
     )
     committed = (source / "sessionforest" / "store" / "sqlite" / "schema.sql").read_text()
     assert done.stdout == committed.split("\n\n", 1)[1]
+
+
+def test_importing_the_contracts_loads_no_backend() -> None:
+    # `sessionforest` exports lazily and `sessionforest.store` is an empty package:
+    # the contracts cost only themselves and the model.
+    script = (
+        "import sys, sessionforest.store.base\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('sessionforest'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded = done.stdout.split()
+    assert "sessionforest.store.base.store" in loaded
+    assert not [m for m in loaded if m.startswith(("sessionforest.store.sqlite",
+                "sessionforest.store.postgres", "sessionforest.store.sql", "sessionforest.forest",
+                "sessionforest.search"))]  # fmt: skip

@@ -4,8 +4,11 @@
 durable store of many sessions with movable heads, on SQLite by default.
 """
 
-from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
-from .deadline import Deadline
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     AdapterError,
     AmbiguousId,
@@ -58,33 +61,79 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from .forest import Forest
-from .model import (
-    Agent,
-    AgentRole,
-    ChatReport,
-    CheckReport,
-    Entry,
-    ImportFailure,
-    ImportReport,
-    Node,
-    Problem,
-    RepairAction,
-    RepairReport,
-    SessionInfo,
-    SessionStatus,
-    SkippedLine,
-    Transcript,
-    TreeItem,
-    Unrepaired,
-    Visibility,
-    Workspace,
-    WorkspaceKind,
-)
-from .projection import Message, project, project_entries
-from .render_providers import to_anthropic, to_openai
-from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
-from .session import Session, SessionEntry
+
+# The rest is loaded on first use (PEP 562): `import sessionforest.store.base`, or a
+# command that needs only part of the package, loads nothing it does not use.
+_LAZY = {
+    "Agent": "model",
+    "AgentRole": "model",
+    "AnthropicStreamAdapter": "adapters",
+    "ChatHit": "search",
+    "ChatReport": "model",
+    "ChatSearch": "search",
+    "CheckReport": "model",
+    "Deadline": "deadline",
+    "Entry": "model",
+    "EntryHit": "search",
+    "Forest": "forest",
+    "GateReason": "search",
+    "ImportFailure": "model",
+    "ImportReport": "model",
+    "Message": "projection",
+    "Node": "model",
+    "OpenAIResponsesStreamAdapter": "adapters",
+    "Problem": "model",
+    "RepairAction": "model",
+    "RepairReport": "model",
+    "Session": "session",
+    "SessionEntry": "session",
+    "SessionInfo": "model",
+    "SessionStatus": "model",
+    "SkippedLine": "model",
+    "TimeWindow": "search",
+    "Transcript": "model",
+    "TreeItem": "model",
+    "Unrepaired": "model",
+    "Visibility": "model",
+    "Workspace": "model",
+    "WorkspaceKind": "model",
+    "parse_composer": "search",
+    "project": "projection",
+    "project_entries": "projection",
+    "to_anthropic": "render_providers",
+    "to_openai": "render_providers",
+}
+
+if TYPE_CHECKING:
+    from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
+    from .deadline import Deadline
+    from .forest import Forest
+    from .model import (
+        Agent,
+        AgentRole,
+        ChatReport,
+        CheckReport,
+        Entry,
+        ImportFailure,
+        ImportReport,
+        Node,
+        Problem,
+        RepairAction,
+        RepairReport,
+        SessionInfo,
+        SessionStatus,
+        SkippedLine,
+        Transcript,
+        TreeItem,
+        Unrepaired,
+        Visibility,
+        Workspace,
+        WorkspaceKind,
+    )
+    from .projection import Message, project, project_entries
+    from .render_providers import to_anthropic, to_openai
+    from .search import ChatHit, ChatSearch, EntryHit, GateReason, TimeWindow, parse_composer
+    from .session import Session, SessionEntry
 
 __all__ = [
     "AdapterError",
@@ -175,3 +224,16 @@ __all__ = [
     "to_anthropic",
     "to_openai",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -161,16 +161,6 @@ class Clients:
                 client.close()
 
 
-def make_async_client(cfg: ProviderConfig) -> Any:
-    """The official SDK's asyncio client, configured like `make_client`."""
-    sdk = _sdk(cfg.provider)
-    factory = sdk.AsyncAnthropic if cfg.provider == "anthropic" else sdk.AsyncOpenAI
-    try:
-        return factory(max_retries=0, timeout=cfg.timeout)
-    except Exception as exc:
-        raise classify(cfg, exc) from exc
-
-
 _QUOTA_WORDS = ("insufficient_quota", "quota", "credit balance", "billing")
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 
 from ..model import ChatSpec, SessionVisibility
-from ..render import plural
 from ..store.base import ChatWriter
+from ..text import plural
 from . import claude_code_map as cmap
 from .common import Ids, Lines, Mark, file_time, iso_time, lines, objects, one_line
 from .position import Cursor

@@ -28,7 +28,7 @@ from ..ids import normal_time
 from ..jsontext import NonFinite, encode, payload_text
 from ..kinds import validate_payload
 from ..model import SUPPORTED_SCHEMA_VERSIONS, Visibility
-from ..store.base import UNSET, AppendState, Unset
+from ..model.appends import UNSET, AppendState, Unset
 
 
 def prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:

@@ -1,8 +1,8 @@
 """Search: recall inside one chat and finding a chat across the store.
 
 A backend-neutral funnel over one `store.base.SearchIndex`: `find.search_chats`
-and `recall.search_session_entries` are its entry points (`Forest` offers them
-through mixin.py for now); composer.py answers `/recall` and `/find` in a chat.
+and `recall.search_session_entries` are its entry points (`Forest` offers
+them); composer.py answers `/recall` and `/find` in a chat.
 No module here runs SQL or knows a backend's query syntax.
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from ..render import escape, plural
+from ..text import escape, plural
 from ..wire import ResultCardJson
 from .results import ChatHit, ChatSearch, EntryHit
 

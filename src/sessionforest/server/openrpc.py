@@ -74,7 +74,6 @@ def document(registry: Registry) -> dict[str, Any]:
     types: list[Any] = [m.params for m in methods] + [m.result for m in methods]
     types += [KINDS[k].payload for k in kinds] + [ChangeJson, ErrorJson]
     schemas, components = schema_components(types, ref_template=REF)
-    params_schemas = schemas[: len(methods)]
     result_schemas = schemas[len(methods) : 2 * len(methods)]
     payloads = {k: {"$ref": REF.format(name=KINDS[k].payload.__name__)} for k in kinds}
     _payload_per_kind(components, payloads)
@@ -91,8 +90,7 @@ def document(registry: Registry) -> dict[str, Any]:
             ),
         },
         "methods": [
-            _method(m, components, params_schemas[i], result_schemas[i], errors)
-            for i, m in enumerate(methods)
+            _method(m, components, result_schemas[i], errors) for i, m in enumerate(methods)
         ],
         "components": {
             "schemas": components,
@@ -105,7 +103,6 @@ def document(registry: Registry) -> dict[str, Any]:
 def _method(
     m: Method,
     components: dict[str, Any],
-    params_ref: dict[str, Any],
     result: dict[str, Any],
     errors: dict[str, Any],
 ) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The `Backend` contract: one store's components, as `store.open_backend` returns them."""
+"""The `Backend` contract: one store's components, as `store.backends.open_backend` returns them."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .vectors import VectorStore
 
 
 class Backend(Protocol):
-    """What `store.open_backend` returns and the facade holds: one store's components."""
+    """What `store.backends.open_backend` returns and the facade holds: one store's components."""
 
     @property
     def name(self) -> str:

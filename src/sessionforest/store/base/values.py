@@ -6,17 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
+# Defined in the model: the rules judge them too, and the rules import nothing of the
+# store package (whose backends import the rules). The contracts name them as ever.
+from ...model.appends import UNSET as UNSET
+from ...model.appends import AppendState as AppendState
+from ...model.appends import Unset as Unset
+
 # --- sentinels and value types -------------------------------------------------
-
-
-class Unset:
-    """`expect_head=UNSET`: no expectation (None means "the session is empty")."""
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = Unset()
 
 
 class Auto:
@@ -27,18 +23,6 @@ class Auto:
 
 
 AUTO: Final = Auto()
-
-
-class AppendState(NamedTuple):
-    """What a backend reads inside an append's write transaction, in one round trip;
-    `rules.append.checked` decides from it."""
-
-    quarantine: str | None  # the session's quarantine reason
-    head: str | None
-    last_sequence: int | None  # the session's highest sequence (None: no entries)
-    below_owner: str | None  # session of the entry appended below (the parent, else the head)
-    below_version: int | None  # its semantic schema version
-    cwd: str | None  # the session's bound directory, as committed
 
 
 class NewEntry(NamedTuple):

@@ -27,12 +27,7 @@ from ...rules import reading
 from ..base import NewSession
 from .dialect import C, Database, Dialect, Row
 from .integrity import Integrity
-from .rows import ENTRY_COLUMNS, column_names
-
-INSERT_SESSION = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, visibility) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
+from .rows import ENTRY_COLUMNS, INSERT_SESSION, column_names
 
 # A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
@@ -209,7 +204,10 @@ class SQLStore(Generic[C]):
         return row  # type: ignore[no-any-return]
 
     def insert_session(self, row: NewSession) -> None:
-        values = (row.id, row.title, row.harness, row.cwd, row.created_at, row.visibility)
+        # (id, title, harness, cwd, created_at, status, visibility, then the source
+        # columns: origin_cwd, source_format, source_path, source_id, summary, git_branch)
+        values = (row.id, row.title, row.harness, row.cwd, row.created_at, SessionStatus.ACTIVE,
+                  row.visibility, None, None, None, None, None, None)  # fmt: skip
         with self._db.write() as conn:
             if conn.execute(self._q.session_known, (row.id,)).fetchone():
                 raise SessionExists(row.id)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import inspect
 import os
 import sqlite3
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ...errors import (
     NotAStore,
@@ -309,45 +308,3 @@ def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-
-
-def converts_driver_errors(exempt: tuple[str, ...] = ()) -> Callable[[type[T]], type[T]]:
-    """Class decorator: each public method lets a sqlite3 error out only as a StoreError.
-
-    Writes already convert inside their transaction (where rollback must
-    happen first); this covers reads, so no caller ever sees the driver's
-    exception. `exempt` names methods that convert by themselves on a hot path.
-    """
-
-    def decorate(cls: type[T]) -> type[T]:
-        for name in dir(cls):
-            if name.startswith("_") or name in exempt:
-                continue
-            method = inspect.getattr_static(cls, name)
-            if inspect.isfunction(method):
-                setattr(cls, name, _guarded(method))
-        return cls
-
-    return decorate
-
-
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(method):
-
-        @functools.wraps(method)
-        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
-
-        return generator
-
-    @functools.wraps(method)
-    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
-
-    return guarded

@@ -21,7 +21,7 @@ import orjson
 
 from ...errors import MigrationError
 from ...ids import iso, utc_now
-from ...render import plural
+from ...text import plural
 from ..sql import migrations as runner
 from ..sql.migrations import Migration
 
