@@ -37,6 +37,7 @@ from .errors import (
     UnknownEntry,
     UnknownSession,
 )
+from .forest_models import ModelFacade
 from .forest_trees import TreeFacade, suggesting
 from .gitstamp import Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
@@ -112,7 +113,7 @@ def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list
     return entries
 
 
-class Forest(TreeFacade):
+class Forest(TreeFacade, ModelFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(self, backend: Backend, clock: Clock) -> None:
