@@ -157,3 +157,12 @@ def test_worker_chats_are_reachable_from_their_parent_and_back(tmp_path: Path) -
             assert back["workers"] == []
     finally:
         forest.close()
+
+
+def test_the_log_names_the_wrapper_of_a_message_the_harness_wrote(forest: Forest) -> None:
+    sid = forest.create_session("w")
+    forest.append(sid, "user.message", text("<command-name>/exit</command-name>"))
+    forest.append(sid, "user.message", text("fix the lock"))
+    logged = forest.log_document(sid)
+    assert logged[0]["wrapper"] == "command-name"
+    assert "wrapper" not in logged[1]  # the person's own words: no label

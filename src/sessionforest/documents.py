@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from . import compare
+from . import compare, wrappers
 from .entrytext import OPENING_CHARS, entry_text
 from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
@@ -23,7 +23,17 @@ WORKER_SCAN = 20
 # A preview's length, and the tool arguments that say what a call did (the UI's
 # transcript.keyArgument reads the same names).
 PREVIEW_CHARS = 120
-KEY_ARGUMENTS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
+KEY_ARGUMENTS = (
+    "command",
+    "cmd",
+    "file_path",
+    "notebook_path",
+    "pattern",
+    "path",
+    "query",
+    "url",
+    "description",
+)
 
 # What `tree --json` keeps of the snapshot.
 TREE_KEYS = ("head", "active_path", "tips", "checkpoints", "nodes", "divergence")
@@ -95,8 +105,29 @@ def log_document(
 
 
 def _marked(worktrees: Worktrees, session_id: str, path: Sequence[Entry]) -> list[LogEntryJson]:
+    """Each entry's JSON with `diverged`, and `wrapper` on a user message the harness
+    wrote (wrappers.label: a command, an IDE selection, a reminder), so every surface
+    shows it as a label, not as something the person said."""
     marks = divergence_marks(worktrees, session_id, path)
-    return [{**e.to_json(), "diverged": e.id in marks} for e in path]
+    out: list[LogEntryJson] = []
+    for e in path:
+        doc: LogEntryJson = {**e.to_json(), "diverged": e.id in marks}  # type: ignore[typeddict-item]
+        if e.kind == "user.message":
+            found = wrappers.label(_user_text(e.payload))
+            if found:
+                doc["wrapper"] = found
+        out.append(doc)
+    return out
+
+
+def _user_text(payload: dict[str, Any]) -> str:
+    content = payload.get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 def compare_document(
@@ -186,8 +217,8 @@ def preview_text(kind: str, p: dict[str, Any], chars: int = PREVIEW_CHARS) -> st
                 text = f"(thinking) {block.get('thinking') or ''}"
     if kind == "tool.completed":
         output = p.get("output")
-        text = "→ " + (output if isinstance(output, str) else entry_text("user.message", {
-            "content": output}) or "")  # fmt: skip
+        text = "→ " + ((output if isinstance(output, str) else entry_text("user.message", {
+            "content": output}) or "") or "(empty)")  # fmt: skip
     text = " ".join(text[: chars * 4].split())
     return text if len(text) <= chars else text[: chars - 1] + "…"
 

@@ -191,8 +191,27 @@ def test_error_event_ends_the_message_as_incomplete(
     assert adapter.error == error["error"]
     assert message.payload["stop_reason"] == "error"
     assert message.payload["incomplete"] is True
-    assert [b["type"] for b in message.payload["content"]] == ["thinking"]
-    assert message.payload["dropped"] == [{"type": "text"}]
+    # What was shown is kept: the text block in progress, cut off where the error came.
+    assert [b["type"] for b in message.payload["content"]] == ["thinking", "text"]
+    assert message.payload["partial"] == [1]
+    assert "dropped" not in message.payload
+
+
+def test_stopping_mid_text_keeps_the_text_shown_so_far(
+    forest: Forest, sid: str, stream: Any, replay: Any, turn: Any
+) -> None:
+    events = stream("anthropic_text")
+    cut = next(i for i, e in enumerate(events) if e["type"] == "content_block_stop")
+    shown = "".join(e["delta"]["text"] for e in events[:cut] if e["type"] == "content_block_delta")
+    assert shown, "the fixture streams text before the block stops"
+    adapter = AnthropicStreamAdapter(forest, sid, keep_notifications=False)
+    assert replay(adapter, events[:cut], close=False) is None
+    result = adapter.close()
+    assert result is not None and not result.complete
+    _, message = turn(forest, sid)
+    assert message.payload["content"] == [{"type": "text", "text": shown}]
+    assert message.payload["partial"] == [0]
+    assert message.payload["incomplete"] is True and "dropped" not in message.payload
 
 
 def test_sdk_event_objects_record_what_their_json_records(

@@ -160,6 +160,23 @@ def test_interrupted_stream_keeps_only_finished_blocks(
     assert [n.payload["event"] for n in notes] == _not_deltas(events)
 
 
+def test_stopping_mid_text_keeps_the_text_shown_so_far(
+    forest: Forest, sid: str, stream: Any, replay: Any, turn: Any
+) -> None:
+    events = stream("openai_text")
+    cut = next(i for i, e in enumerate(events) if e["type"] == "response.output_text.done")
+    shown = "".join(e["delta"] for e in events[:cut] if e["type"] == "response.output_text.delta")
+    assert shown, "the fixture streams text before the part is done"
+    adapter = OpenAIResponsesStreamAdapter(forest, sid, keep_notifications=False)
+    assert replay(adapter, events[:cut], close=False) is None
+    result = adapter.close()
+    assert result is not None and not result.complete
+    _, message = turn(forest, sid)
+    assert message.payload["content"] == [{"type": "text", "text": shown}]
+    assert message.payload["partial"] == [0]
+    assert message.payload["incomplete"] is True and "dropped" not in message.payload
+
+
 def test_sdk_event_objects_record_what_their_json_records(
     forest: Forest, stream: Any, replay: Any, turn: Any
 ) -> None:

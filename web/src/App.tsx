@@ -1,4 +1,10 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+// The app: the chat list, and the open chat in one of three views the address names
+// (route.ts): its active branch, a read-only preview of the path through any entry (a node,
+// a search hit, another version of a message), or two branches compared. Looking never
+// writes: only "Continue from here" moves the head. A chat's path is read a page at a time
+// from the end (sessions/log with a limit; earlier pages are the path to the first shown
+// entry's parent), and a target entry's page is read before it is shown.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   accessToken,
   call,
@@ -10,51 +16,117 @@ import {
   setAccessToken,
   Unauthorized,
 } from "./api/client";
-import type { ChangeJson, LogEntryJson, SessionJson, SnapshotJson } from "./api/types.gen";
+import type { ChangeJson, LogEntryJson, SessionJson, SnapshotJson, WorkersJson } from "./api/types.gen";
+import { ChatSearch } from "./components/ChatSearch";
+import { CompareView } from "./components/CompareView";
 import { Composer, type RecallCard } from "./components/Composer";
 import { ForestView } from "./components/ForestView";
-import { httpSearch, type Search, Sidebar, when } from "./components/Sidebar";
+import { httpSearch, type Search, Sidebar } from "./components/Sidebar";
 import { TokenForm } from "./components/TokenForm";
 import { Transcript, type Live } from "./components/Transcript";
+import type { WorkerLink } from "./components/ToolCard";
+import { formatRoute, parseRoute, type Route, sameRoute } from "./route";
+import { DEFAULT_FILTERS, type Filters } from "./transcript";
+import { byParent, foldHidden, newestTip, pathTo, versionsOf } from "./tree";
 
-function initialChat(): string | null {
-  const m = /^#\/chat\/(.+)$/.exec(window.location.hash);
-  return m ? decodeURIComponent(m[1]) : null;
-}
+/** Entries read per page of a path. */
+export const PAGE_ENTRIES = 200;
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+const FILTERS_KEY = "sessionforest.filters";
+
+function savedFilters(): Filters {
+  try {
+    return { ...DEFAULT_FILTERS, ...JSON.parse(window.localStorage.getItem(FILTERS_KEY) ?? "{}") };
+  } catch {
+    return DEFAULT_FILTERS;
+  }
+}
+
+/** The path on screen: its entries (a tail of the path to `end`) and whether more precede. */
+interface PathView {
+  chat: string;
+  end: string | null; // null: the active branch
+  ids: string[]; // the whole path's ids, root first (from the snapshot)
+  entries: LogEntryJson[];
+  earlier: boolean;
+  later: boolean; // the entries stop before the path's end (a target far back)
+}
+
+/** Entries read after a far target, so it shows with what followed it. */
+const AFTER_TARGET = 100;
+
 export function App() {
   const [sessions, setSessions] = useState<SessionJson[]>([]);
-  const [openId, setOpenId] = useState<string | null>(initialChat);
-  const [log, setLog] = useState<LogEntryJson[]>([]);
+  const [route, setRoute] = useState<Route>(() => parseRoute(window.location.hash));
+  const openId = route.view === "none" ? null : route.chat;
+  const [path, setPath] = useState<PathView | null>(null);
   const [snapshot, setSnapshot] = useState<SnapshotJson | null>(null);
+  const [workers, setWorkers] = useState<WorkersJson | null>(null);
   const [query, setQuery] = useState("");
   const [editing, setEditing] = useState<LogEntryJson | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [card, setCard] = useState<RecallCard | null>(null);
   const [live, setLive] = useState<Live | null>(null);
   const [model, setModel] = useState<Result<"chat/model"> | null>(null);
+  const [filters, setFiltersState] = useState<Filters>(savedFilters);
+  const [forestOpen, setForestOpen] = useState(false); // the drawer on narrow screens
   const changesRef = useRef<Changes | null>(null);
   const replyRef = useRef<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [connection, setConnection] = useState<ConnectionState>("connecting");
   const searchRef = useRef<HTMLInputElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
-  const openRef = useRef(openId);
-  openRef.current = openId;
+  const routeRef = useRef(route);
+  routeRef.current = route;
   const loadTicket = useRef(0);
-  // Set when the server refuses this tab for want of the right access token.
   const [locked, setLocked] = useState(false);
   useEffect(() => {
     onUnauthorized(() => setLocked(true));
     return () => onUnauthorized(null);
   }, []);
 
-  // Searches go over the WebSocket when it is open (the server pre-starts a deep search for
-  // this connection, and Enter's search/deep must come from the same one), else over HTTP.
+  const setFilters = useCallback((f: Filters) => {
+    setFiltersState(f);
+    window.localStorage.setItem(FILTERS_KEY, JSON.stringify(f));
+  }, []);
+
+  /** Go to a view: a new history entry (Back returns), or replacing the current one. */
+  const navigate = useCallback((next: Route, replace = false) => {
+    if (sameRoute(next, routeRef.current)) return;
+    const url = formatRoute(next);
+    if (replace) window.history.replaceState(null, "", url);
+    else window.history.pushState(null, "", url);
+    setRoute(next);
+  }, []);
+  useEffect(() => {
+    const onPop = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener("popstate", onPop);
+    window.addEventListener("hashchange", onPop);
+    return () => {
+      window.removeEventListener("popstate", onPop);
+      window.removeEventListener("hashchange", onPop);
+    };
+  }, []);
+
+  // `/` or Ctrl+K (Cmd+K) focuses the chat search from anywhere but a text field.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement | null;
+      const typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
+      if ((e.key === "k" && (e.ctrlKey || e.metaKey)) || (e.key === "/" && !typing)) {
+        e.preventDefault();
+        searchRef.current?.focus();
+        searchRef.current?.select();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
   const search = useCallback<Search>((method, params) => {
     const changes = changesRef.current;
     return changes && changes.connected ? changes.call(method, params) : httpSearch(method, params);
@@ -62,58 +134,111 @@ export function App() {
 
   const loadSessions = useCallback(async () => {
     try {
-      const page = await call("sessions/list", { include_hidden: false, order: "updated", limit: 1000 });
-      setSessions(page.sessions);
+      const page = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000 });
+      const all = [...page.sessions];
+      // Every page: the list is virtualised, so thousands of chats cost nothing to draw.
+      for (let next = page.next_offset; next != null; ) {
+        const more = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000, offset: next });
+        all.push(...more.sessions);
+        next = more.next_offset;
+      }
+      setSessions(all);
     } catch (e) {
       if (!(e instanceof Unauthorized)) setNotice(`Could not list the chats: ${message(e)}`);
     }
   }, []);
 
-  const loadChat = useCallback(async (id: string) => {
+  /** Read the chat's snapshot and the page of its path that shows `target` (else its end). */
+  const loadChat = useCallback(async (r: Route) => {
+    if (r.view === "none" || r.view === "compare") return;
     const ticket = ++loadTicket.current;
+    const id = r.chat;
     try {
-      const [entries, snap] = await Promise.all([
-        call("sessions/log", { session_id: id }),
-        call("sessions/forest_snapshot", { session_id: id }),
-      ]);
+      const [snap, ws] = await Promise.all([call("sessions/forest_snapshot", { session_id: id }), call("sessions/workers", { session_id: id })]);
       if (ticket !== loadTicket.current) return;
-      setLog(entries);
+      const target = r.view === "at" ? r.entry : null;
+      const onActive = target === null || snap.active_path.includes(target);
+      const end = onActive ? null : newestTip(snap.nodes, target);
+      const ids = end === null ? snap.active_path : pathTo(snap.nodes, end);
+      const from = target ? Math.max(0, ids.indexOf(target)) : ids.length;
+      // Near the end: read to the end. Far back: a page around it; later pages on request.
+      const far = ids.length - from > PAGE_ENTRIES * 4;
+      const stop = far ? ids[Math.min(ids.length - 1, from + AFTER_TARGET)] : (end ?? undefined);
+      const limit = far ? PAGE_ENTRIES : Math.max(PAGE_ENTRIES, ids.length - from + 20);
+      const params: Params<"sessions/log"> = { session_id: id, limit };
+      if (stop) params.end = stop;
+      const entries = await call("sessions/log", params);
+      if (ticket !== loadTicket.current) return;
       setSnapshot(snap);
+      setWorkers(ws);
+      const last = entries[entries.length - 1]?.id;
+      setPath({ chat: id, end, ids, entries, earlier: entries.length > 0 && entries[0].parent_id !== null, later: far && last !== ids[ids.length - 1] });
     } catch (e) {
       if (ticket === loadTicket.current) setNotice(`Could not open the chat: ${message(e)}`);
     }
   }, []);
+
+  const loadEarlier = useCallback(async () => {
+    const p = path;
+    const first = p?.entries[0];
+    if (!p || !first?.parent_id) return;
+    const entries = await call("sessions/log", { session_id: p.chat, end: first.parent_id, limit: PAGE_ENTRIES });
+    setPath((cur) =>
+      cur && cur.chat === p.chat && cur.entries[0]?.id === first.id
+        ? { ...cur, entries: [...entries, ...cur.entries], earlier: entries[0]?.parent_id != null }
+        : cur,
+    );
+  }, [path]);
+
+  const loadLater = useCallback(async () => {
+    const p = path;
+    const last = p?.entries[p.entries.length - 1];
+    if (!p || !last) return;
+    const at = p.ids.indexOf(last.id);
+    const next = Math.min(p.ids.length - 1, at + PAGE_ENTRIES);
+    if (at < 0 || next <= at) return;
+    const entries = await call("sessions/log", { session_id: p.chat, end: p.ids[next], limit: next - at });
+    setPath((cur) =>
+      cur && cur.chat === p.chat && cur.entries[cur.entries.length - 1]?.id === last.id
+        ? { ...cur, entries: [...cur.entries, ...entries], later: next < p.ids.length - 1 }
+        : cur,
+    );
+  }, [path]);
 
   useEffect(() => {
     void loadSessions();
     call("chat/model", {}).then(setModel, () => setModel(null));
   }, [loadSessions]);
 
+  // A new chat: forget the last one's state. A new view of the same chat: reload its path.
   useEffect(() => {
     setCard(null);
     setEditing(null);
     setNotice(null);
-    if (openId) {
-      window.history.replaceState(null, "", `#/chat/${encodeURIComponent(openId)}`);
-      void loadChat(openId);
-    } else {
-      setLog([]);
+    setForestOpen(false);
+    if (!openId) {
+      setPath(null);
       setSnapshot(null);
+      setWorkers(null);
     }
-  }, [openId, loadChat]);
+  }, [openId]);
+  const routeKey = formatRoute(route);
+  useEffect(() => {
+    void loadChat(parseRoute(routeKey));
+  }, [routeKey, loadChat]);
 
-  // Live: every change reloads the list; a change to the open chat reloads it too.
+  // Live: every change reloads the list; a change to the open chat reloads its view.
   useEffect(() => {
     let pending: ReturnType<typeof setTimeout> | null = null;
     const refresh = (chat: boolean) => {
       if (pending) clearTimeout(pending);
       pending = setTimeout(() => {
         void loadSessions();
-        if (chat && openRef.current) void loadChat(openRef.current);
+        if (chat) void loadChat(routeRef.current);
       }, 30);
     };
     const changes = new Changes(
-      (c: ChangeJson) => refresh(c.session_id === openRef.current),
+      (c: ChangeJson) => refresh(routeRef.current.view !== "none" && c.session_id === (routeRef.current as { chat: string }).chat),
       () => refresh(true),
       setConnection,
     );
@@ -125,20 +250,27 @@ export function App() {
     return () => changes.close();
   }, [loadSessions, loadChat]);
 
-  const open = useCallback((id: string) => setOpenId(id), []);
-
-  const moveHead = useCallback(
-    async (entryId: string) => {
-      if (!openId) return;
-      try {
-        await call("sessions/move_head", { session_id: openId, entry_id: entryId });
-        await loadChat(openId);
-      } catch (e) {
-        setNotice(`Could not move the head: ${message(e)}`);
-      }
+  const openChat = useCallback((id: string) => navigate({ view: "chat", chat: id }), [navigate]);
+  const openAt = useCallback(
+    (chat: string, entry: string) => {
+      // An entry on the active branch opens the chat there; any other in its preview.
+      navigate({ view: "at", chat, entry });
     },
-    [openId, loadChat],
+    [navigate],
   );
+  const preview = useCallback((entry: string) => openId && openAt(openId, entry), [openId, openAt]);
+
+  const continueFrom = async (entryId: string) => {
+    if (!openId) return;
+    try {
+      await call("sessions/move_head", { session_id: openId, entry_id: entryId });
+      navigate({ view: "chat", chat: openId });
+      void loadChat({ view: "chat", chat: openId });
+      setNotice("The head moved here: what you send now continues this branch.");
+    } catch (e) {
+      setNotice(`Could not move the head: ${message(e)}`);
+    }
+  };
 
   /** Ask the configured model for a reply on the active branch (below `parent` if given). */
   const askModel = async (sessionId: string, parent?: string) => {
@@ -152,12 +284,12 @@ export function App() {
       if (parent) params.parent = parent;
       const answer = await changes.call("chat/reply", params);
       setLive(null);
-      setNotice(answer.stopped ? "Stopped: the reply was recorded as incomplete." : null);
+      setNotice(answer.stopped ? "Stopped: what was shown is kept, marked incomplete." : null);
     } catch (e) {
       setLive((l) => ({ text: l?.text ?? "", state: "failed", error: message(e) }));
     } finally {
       replyRef.current = null;
-      if (openRef.current) void loadChat(openRef.current);
+      void loadChat(routeRef.current);
     }
   };
 
@@ -166,20 +298,28 @@ export function App() {
     if (replyId) void changesRef.current?.call("chat/stop", { reply_id: replyId });
   };
 
-  const regenerate = (entry: LogEntryJson) => {
-    if (!openId) return;
-    if (!model?.configured) {
+  // Callbacks the transcript's memoised cards hold: stable, reading the latest state.
+  const latest = useRef({ path, model, openId, snapshot });
+  latest.current = { path, model, openId, snapshot };
+  const onRegenerate = useCallback((entry: LogEntryJson) => {
+    const { model: m, openId: chat, snapshot: snap } = latest.current;
+    if (!chat) return;
+    if (!m?.configured) {
       setNotice("No model is configured on the server, so there is nothing to regenerate with.");
       return;
     }
-    // The reply's parent is the turn it answered: skip the hidden notifications recorded
-    // with it (they precede the message on the same chain).
-    const byId = new Map(log.map((e) => [e.id, e]));
-    let parent = entry.parent_id ? byId.get(entry.parent_id) : undefined;
-    while (parent && parent.kind === "provider.notification" && parent.parent_id) parent = byId.get(parent.parent_id);
+    // The reply's parent is the turn it answered: skip hidden entries recorded with it.
+    const nodes = new Map((snap?.nodes ?? []).map((n) => [n.id, n]));
+    let parent = entry.parent_id ? nodes.get(entry.parent_id) : undefined;
+    while (parent && parent.context_visibility === "hidden" && parent.parent_id) parent = nodes.get(parent.parent_id);
     if (!parent) return setNotice("This reply has no earlier turn to regenerate from.");
-    void askModel(openId, parent.id);
-  };
+    void askModel(chat, parent.id);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  const onEdit = useCallback((e: LogEntryJson) => {
+    setEditing(e);
+    inputRef.current?.focus();
+  }, []);
 
   const submit = async (text: string) => {
     if (!openId) return;
@@ -200,7 +340,7 @@ export function App() {
         if (!arg) return setNotice("Usage: /checkpoint <label>");
         await call("sessions/checkpoint", { session_id: openId, label: arg });
         setNotice(`Checkpoint “${arg}” recorded.`);
-        await loadChat(openId);
+        await loadChat(routeRef.current);
       } else if (command.startsWith("/") && rest !== undefined && /^\/[a-z]+$/.test(command)) {
         setNotice(`Unknown command ${command}: use /recall, /find or /checkpoint (a leading space sends it as text).`);
         return;
@@ -219,7 +359,7 @@ export function App() {
         }
         await call("sessions/append", params);
         setEditing(null);
-        await loadChat(openId);
+        await loadChat(routeRef.current);
         if (model?.configured) {
           setNotice(null);
           void askModel(openId);
@@ -236,6 +376,16 @@ export function App() {
   };
 
   const openSession = sessions.find((s) => s.id === openId) ?? null;
+  const shownNodes = useMemo(() => (snapshot ? foldHidden(snapshot.nodes, filters.hidden) : []), [snapshot, filters.hidden]);
+  const versions = useMemo(() => {
+    const byId = new Map(shownNodes.map((n) => [n.id, n]));
+    const kids = byParent(shownNodes);
+    return (e: LogEntryJson) => versionsOf(byId, kids, e.id);
+  }, [shownNodes]);
+  const workerLinks = useMemo<WorkerLink[]>(
+    () => (workers?.workers ?? []).map((w) => ({ session_id: w.session_id, title: w.title, prompt: w.prompt })),
+    [workers],
+  );
 
   if (locked) {
     return (
@@ -243,18 +393,34 @@ export function App() {
         refused={accessToken() !== null}
         onToken={(token) => {
           setAccessToken(token);
-          window.location.reload(); // start over with the token: list, live updates, the open chat
+          window.location.reload();
         }}
       />
     );
   }
 
+  const previewing = route.view === "at" && path !== null && path.end !== null;
+  const target = route.view === "at" ? route.entry : null;
+  const head = snapshot?.head ?? null;
+  const onActiveBranch = Boolean(target && snapshot?.active_path.includes(target));
+  const archive = async () => {
+    if (!openSession) return;
+    try {
+      await call("sessions/archive", { session_id: openSession.id });
+      void loadSessions();
+      setNotice("Archived: the chat is still searchable and readable.");
+    } catch (e) {
+      setNotice(`Could not archive: ${message(e)}`);
+    }
+  };
+
   return (
-    <div className="app">
+    <div className={openId ? "app chat-open" : "app"}>
       <Sidebar
         sessions={sessions}
         openId={openId}
-        onOpen={open}
+        onOpen={openChat}
+        onOpenAt={openAt}
         query={query}
         onQuery={setQuery}
         searchRef={searchRef}
@@ -263,40 +429,122 @@ export function App() {
       />
       <main className="main">
         <header className="chat-header">
-          {openSession ? (
-            <>
-              <h1>{openSession.title || openSession.id}</h1>
-              <span className="label" title="the harness that recorded this chat (a label only)">
-                {openSession.harness || "unknown harness"}
+          {openId ? (
+            <button className="back link" onClick={() => navigate({ view: "none" })} aria-label="Back to the chats">
+              ← Chats
+            </button>
+          ) : null}
+          <div className="chat-heading">
+            <h1>{openSession ? openSession.title || openSession.id : openId ? "Loading…" : "Open a chat"}</h1>
+            {openSession ? (
+              <span className="chat-sub">
+                <span className="label" title="the harness that recorded this chat (a label only)">
+                  {openSession.harness || "unknown harness"}
+                </span>
+                {openSession.status !== "active" ? <span className="status-badge">{openSession.status}</span> : null}
+                {workers?.parent ? (
+                  <button className="link" onClick={() => openChat(workers.parent!.id)}>
+                    Worker of: {workers.parent.title || workers.parent.id.slice(0, 8)}
+                  </button>
+                ) : null}
               </span>
-              <span className="chat-when">{when(openSession.updated_at)}</span>
-              {openSession.status !== "active" ? <span className="status-badge">{openSession.status}</span> : null}
-            </>
-          ) : (
-            <h1>{openId ? "Loading…" : "Open a chat"}</h1>
-          )}
-          <span className="label" title="the model replies come from">
+            ) : null}
+          </div>
+          {openId && route.view !== "compare" ? <ChatSearch sessionId={openId} onOpen={(entry) => openAt(openId, entry)} /> : null}
+          {openSession ? (
+            <span className="chat-actions">
+              {openSession.status !== "archived" ? (
+                <button className="link" onClick={() => void archive()}>
+                  Archive
+                </button>
+              ) : null}
+            </span>
+          ) : null}
+          <span className="label model" title="the model replies come from">
             {model?.configured ? `model: ${model.model}` : "no model configured"}
           </span>
           <span className={`connection ${connection}`} role="status" aria-label={`Live updates: ${connection}`}>
-            {connection === "live" ? "● live" : connection === "connecting" ? "○ connecting" : "○ offline — reconnecting"}
+            {connection === "live" ? "● live" : connection === "connecting" ? "○ connecting" : "○ offline"}
           </span>
         </header>
-        {openId ? (
-          <div className="chat-body">
+        {openId && route.view === "compare" ? (
+          <CompareView sessionId={openId} a={route.a} b={route.b} filters={filters} onPreview={preview} onClose={() => navigate({ view: "chat", chat: openId })} />
+        ) : openId ? (
+          <div className={forestOpen ? "chat-body forest-open" : "chat-body"}>
             <div className="conversation">
+              <div className="chat-tools" role="toolbar" aria-label="Transcript filters">
+                <FilterBox filters={filters} onChange={setFilters} name="tools" label="Tools" />
+                <FilterBox filters={filters} onChange={setFilters} name="thinking" label="Thinking" />
+                <FilterBox filters={filters} onChange={setFilters} name="hidden" label="Hidden entries" />
+                {workers && workers.workers.length ? (
+                  <details className="workers">
+                    <summary>Worker chats ({workers.workers.length})</summary>
+                    <ul>
+                      {workers.workers.map((w) => (
+                        <li key={w.session_id}>
+                          <button className="link" onClick={() => openChat(w.session_id)}>
+                            {w.title || w.prompt.slice(0, 60) || w.session_id.slice(0, 8)}
+                          </button>{" "}
+                          <span className="muted">
+                            {w.agent_type ?? "worker"} · {w.entry_count} entries
+                          </span>
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                ) : null}
+                <button className="link forest-toggle" onClick={() => setForestOpen((o) => !o)} aria-expanded={forestOpen}>
+                  {forestOpen ? "Hide the forest" : "Forest"}
+                </button>
+              </div>
+              {route.view === "at" && target ? (
+                <div className="preview-banner" role="region" aria-label="Preview">
+                  <span>
+                    {previewing
+                      ? "Reading another branch: nothing changes until you continue from it."
+                      : onActiveBranch
+                        ? "On the active branch."
+                        : "Loading…"}
+                  </span>
+                  {previewing ? (
+                    <>
+                      <button onClick={() => void continueFrom(target)}>Continue from here</button>
+                      {path && path.end && path.end !== target ? (
+                        <button onClick={() => void continueFrom(path.end!)}>Continue at this branch's end</button>
+                      ) : null}
+                      {head ? (
+                        <button className="link" onClick={() => navigate({ view: "compare", chat: openId, a: head, b: path!.end! })}>
+                          Compare with the active branch
+                        </button>
+                      ) : null}
+                    </>
+                  ) : null}
+                  <button className="link" onClick={() => navigate({ view: "chat", chat: openId })}>
+                    {previewing ? "Back to the active branch" : "Close"}
+                  </button>
+                </div>
+              ) : null}
               <Transcript
-                entries={log}
-                live={live}
-                onEdit={(e) => {
-                  setEditing(e);
-                  inputRef.current?.focus();
-                }}
-                onRegenerate={regenerate}
+                entries={path?.chat === openId ? path.entries : []}
+                live={previewing ? null : live}
+                filters={filters}
+                highlight={target}
+                earlier={Boolean(path?.earlier)}
+                onEarlier={loadEarlier}
+                later={Boolean(path?.later)}
+                onLater={loadLater}
+                onEdit={onEdit}
+                onRegenerate={onRegenerate}
+                onPreview={preview as (id: string) => void}
+                siblings={versions}
+                workers={workerLinks}
+                onOpenChat={openChat}
+                readOnly={previewing}
               />
               <Composer
                 editing={editing}
                 busy={busy}
+                readOnly={previewing}
                 onCancelEdit={() => setEditing(null)}
                 onSubmit={submit}
                 onStop={stopModel}
@@ -304,16 +552,35 @@ export function App() {
                 notice={notice}
                 card={card}
                 onCloseCard={() => setCard(null)}
-                onJump={(id) => document.querySelector(`[data-entry="${id}"]`)?.scrollIntoView({ block: "center" })}
+                onJump={(id) => openAt(openId, id)}
                 inputRef={inputRef}
               />
             </div>
-            {snapshot ? <ForestView snapshot={snapshot} log={log} onMove={moveHead} /> : null}
+            {snapshot ? (
+              <ForestView
+                snapshot={snapshot}
+                nodes={shownNodes}
+                log={path?.entries ?? []}
+                selected={target}
+                onSelect={(id) => {
+                  setForestOpen(false);
+                  openAt(openId, id);
+                }}
+              />
+            ) : null}
           </div>
         ) : (
           <p className="empty">Choose a chat on the left, or find one by what was said in it.</p>
         )}
       </main>
     </div>
+  );
+}
+
+function FilterBox({ filters, onChange, name, label }: { filters: Filters; onChange: (f: Filters) => void; name: keyof Filters; label: string }) {
+  return (
+    <label className="filter">
+      <input type="checkbox" checked={filters[name]} onChange={(e) => onChange({ ...filters, [name]: e.target.checked })} /> {label}
+    </label>
   );
 }

@@ -96,7 +96,7 @@ describe("buildUnits", () => {
   it("draws a harness wrapper as a label, not as something the person said", () => {
     seq = 0;
     const units = buildUnits([entry("user.message", { content: [{ type: "text", text: "<command-name>/exit</command-name>" }] }, "context", { wrapper: "command /exit" })]);
-    expect(units[0]).toMatchObject({ type: "wrapper", label: "command /exit" });
+    expect(units[0]).toMatchObject({ type: "wrapper", label: "command /exit: /exit" });
   });
 
   it("keeps a result without its call", () => {
@@ -125,6 +125,12 @@ describe("buildUnits", () => {
     );
     expect(t.state).toBe("incomplete");
     expect(t.dropped).toBe(1);
+  });
+
+  it("marks the text block a stopped reply was cut off in", () => {
+    seq = 0;
+    const t = turn(buildUnits([entry("assistant.message", { content: [{ type: "text", text: "done" }, { type: "text", text: "half a sen" }], incomplete: true, stop_reason: "interrupted", partial: [1] })])[0]);
+    expect(t.blocks.map((b) => b.type === "text" && b.partial)).toEqual([false, true]);
   });
 });
 

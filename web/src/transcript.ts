@@ -49,7 +49,7 @@ export interface ToolCall {
 }
 
 export type Block =
-  | { type: "text"; text: string; entry: LogEntryJson }
+  | { type: "text"; text: string; entry: LogEntryJson; partial?: boolean }
   | { type: "thinking"; text: string; redacted: boolean; entry: LogEntryJson }
   | { type: "tool"; call: ToolCall; entry: LogEntryJson }
   | { type: "image"; media_type: string; entry: LogEntryJson }
@@ -99,6 +99,17 @@ export function wrapperOf(entry: LogEntryJson): string | null {
   return typeof w === "string" && w ? w : null;
 }
 
+/** A wrapper's label with what it carries, e.g. "command-name: /context". */
+export function wrapperLabel(label: string, text: string): string {
+  const line = text
+    .replace(/<[^>]*>/g, " ")
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .find((l) => l);
+  if (!line) return label;
+  return `${label}: ${line.length > 60 ? `${line.slice(0, 59)}…` : line}`;
+}
+
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 
 /** The key argument of a tool call, by what its input holds (any harness's names). */
@@ -112,7 +123,7 @@ export function keyArgument(input: unknown): string | null {
     const words = command.map(String);
     return words.length >= 3 && /^(ba|z)?sh$/.test(words[0]) && words[1].startsWith("-") ? words[2] : words.join(" ");
   }
-  for (const k of [command, i.file_path, i.path, i.notebook_path, i.pattern, i.query, i.url, i.description, i.subject, i.skill]) {
+  for (const k of [command, i.file_path, i.notebook_path, i.pattern, i.path, i.query, i.url, i.description, i.subject, i.skill]) {
     const s = str(k);
     if (s) return s;
   }
@@ -231,15 +242,22 @@ function blocksOf(entry: LogEntryJson, filters: Filters, hiddenEntry: boolean): 
   const content = (entry.payload as Payload).content;
   if (!Array.isArray(content)) return [];
   const out: Block[] = [];
-  for (const b of content as Payload[]) {
+  // A stopped reply keeps the text block it was streaming, cut off: `partial` names it.
+  const cut = new Set(Array.isArray((entry.payload as Payload).partial) ? ((entry.payload as Payload).partial as number[]) : []);
+  (content as Payload[]).forEach((b, index) => {
+    if (b.type === "text" && cut.has(index)) b = { ...b, partial: true };
+    blockOf(b);
+  });
+  return out;
+  function blockOf(b: Payload): void {
     if (b.type === "thinking" || b.type === "redacted_thinking") {
-      if (!filters.thinking) continue;
+      if (!filters.thinking) return;
       const redacted = b.type === "redacted_thinking";
       out.push({ type: "thinking", text: redacted ? "" : String(b.thinking ?? ""), redacted, entry });
     } else if (hiddenEntry) {
-      continue; // a hidden message's text or calls are raw records: shown with the hidden ones
+      return; // a hidden message's text or calls are raw records: shown with the hidden ones
     } else if (b.type === "text") {
-      if (String(b.text ?? "").trim()) out.push({ type: "text", text: String(b.text), entry });
+      if (String(b.text ?? "").trim()) out.push({ type: "text", text: String(b.text), entry, partial: b.partial === true });
     } else if (b.type === "image") out.push({ type: "image", media_type: String(b.media_type), entry });
     else if (b.type === "tool_call") {
       const name = String(b.name);
@@ -255,7 +273,6 @@ function blocksOf(entry: LogEntryJson, filters: Filters, hiddenEntry: boolean): 
       out.push({ type: "tool", call, entry });
     }
   }
-  return out;
 }
 
 export function streamState(payload: Payload): StreamState {
@@ -298,7 +315,7 @@ export function buildUnits(entries: readonly LogEntryJson[], filters: Filters = 
       case "user.message": {
         if (hidden && !filters.hidden) continue;
         const label = wrapperOf(entry);
-        if (label) push({ type: "wrapper", ...one, label, text: textOf(p.content) });
+        if (label) push({ type: "wrapper", ...one, label: wrapperLabel(label, textOf(p.content)), text: textOf(p.content) });
         else push({ type: "user", ...one, blocks: blocksOf(entry, filters, false) });
         break;
       }

@@ -169,9 +169,18 @@ class AnthropicStreamAdapter(StreamAdapter):
             )
         return value
 
-    def _unfinished(self) -> list[Block]:
+    def _partial(self) -> list[tuple[tuple[int, ...], Block]]:
+        return [
+            ((index,), {"type": "text", "text": opened.body})
+            for index, opened in sorted(self._open.items())
+            if opened.type == "text" and opened.body
+        ]
+
+    def _unfinished(self, kept: set[tuple[int, ...]]) -> list[Block]:
         dropped = []
-        for _, opened in sorted(self._open.items()):
+        for index, opened in sorted(self._open.items()):
+            if (index,) in kept:
+                continue
             item: Block = {"type": FOREST_TYPE[opened.type]}
             if opened.type == "tool_use":
                 item.update(id=opened.id, name=opened.name)

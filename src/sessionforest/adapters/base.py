@@ -145,13 +145,18 @@ class StreamAdapter(ABC):
     def close(self) -> AssembledMessage | None:
         """End the stream here; if it never ended properly, record it as incomplete.
 
-        Only finished blocks are kept; every block still open is left out and
-        listed in the payload's `dropped`. Returns None when there is nothing
-        to record (no events, already finished, or broken by an AdapterError).
+        What was shown is kept: the finished blocks, and a text block still open
+        with the text it had so far (its position listed in the payload's
+        `partial`: it was cut off there). Every other block still open (a tool
+        call whose input is unfinished JSON, thinking without its signature) is
+        left out and listed in the payload's `dropped`. Returns None when there
+        is nothing to record (no events, already finished, or broken by an
+        AdapterError).
         """
         if self.state != OPEN or self.index < 0:
             return None
-        return self._finish(End("error" if self.error else "interrupted", incomplete=True))
+        end = End("error" if self.error else "interrupted", incomplete=True)
+        return self._finish(end, keep_partial=True)
 
     interrupt = close
 
@@ -177,9 +182,15 @@ class StreamAdapter(ABC):
         if usage:
             self.usage.update({k: v for k, v in usage.items() if v is not None})
 
-    def _finish(self, end: End) -> AssembledMessage:
+    def _finish(self, end: End, keep_partial: bool = False) -> AssembledMessage:
+        cut: set[tuple[int, ...]] = set()
+        if keep_partial:
+            for key, block in self._partial():
+                self._blocks[key] = block
+                cut.add(key)
+        ordered = sorted(self._blocks.items())
         payload: dict[str, Any] = {
-            "content": [block for _, block in sorted(self._blocks.items())],
+            "content": [block for _, block in ordered],
             "provider": self.provider,
             "stop_reason": end.stop_reason,
             "incomplete": end.incomplete or self.error is not None,
@@ -188,7 +199,9 @@ class StreamAdapter(ABC):
             payload["model"] = self.model
         if self.usage:
             payload["usage"] = self.usage
-        dropped = self._unfinished()
+        if cut:
+            payload["partial"] = [i for i, (key, _) in enumerate(ordered) if key in cut]
+        dropped = self._unfinished(kept=cut)
         if dropped:
             payload["dropped"] = dropped
         try:
@@ -210,4 +223,9 @@ class StreamAdapter(ABC):
         """Assemble one event; an `End` when it ends the stream properly."""
 
     @abstractmethod
-    def _unfinished(self) -> list[Block]: ...
+    def _unfinished(self, kept: set[tuple[int, ...]]) -> list[Block]:
+        """The blocks still open, except those `kept` as partial, described for `dropped`."""
+
+    @abstractmethod
+    def _partial(self) -> list[tuple[tuple[int, ...], Block]]:
+        """The open text blocks with the text streamed so far (what the reader was shown)."""

@@ -214,9 +214,18 @@ class OpenAIResponsesStreamAdapter(StreamAdapter):
         reason = (response.get("incomplete_details") or {}).get("reason")
         return End(reason or "incomplete", incomplete=True)
 
-    def _unfinished(self) -> list[Block]:
+    def _partial(self) -> list[tuple[tuple[int, ...], Block]]:
+        return [
+            (key, {"type": "text", "text": part.body})
+            for key, part in sorted(self._parts.items())
+            if part.type == "text" and part.body
+        ]
+
+    def _unfinished(self, kept: set[tuple[int, ...]]) -> list[Block]:
         dropped = []
-        for _, part in sorted(self._parts.items()):
+        for key, part in sorted(self._parts.items()):
+            if key in kept:
+                continue
             item: Block = {"type": part.type}
             if part.type == "tool_call":
                 item.update(id=part.call_id, name=part.name)

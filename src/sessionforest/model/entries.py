@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from operator import attrgetter
-from typing import Any, ClassVar, NamedTuple, TypedDict
+from typing import Any, ClassVar, NamedTuple, NotRequired, TypedDict
 
 import msgspec
 import orjson
@@ -39,9 +39,11 @@ class EntryJson(TypedDict):
 
 
 class LogEntryJson(EntryJson):
-    """An entry of the active path, marked when its worktree stamp has diverged."""
+    """An entry of a path, marked when its worktree stamp has diverged; a user message
+    the harness wrote carries `wrapper`, its wrapper's name (wrappers.label)."""
 
     diverged: bool
+    wrapper: NotRequired[str]
 
 
 # Entry.to_json's keys, and one call that reads them all.

@@ -816,7 +816,8 @@ export interface EntriesPageJson {
   session_id: string;
 }
 /**
- * An entry of the active path, marked when its worktree stamp has diverged.
+ * An entry of a path, marked when its worktree stamp has diverged; a user message
+ * the harness wrote carries `wrapper`, its wrapper's name (wrappers.label).
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "LogEntryJson".
@@ -833,6 +834,7 @@ export interface LogEntryJson {
   sequence: number;
   session_id: string;
   stamp: {} | null;
+  wrapper?: string;
 }
 /**
  * Two branches of one chat from their common ancestor (`Forest.compare`).

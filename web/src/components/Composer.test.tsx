@@ -35,6 +35,10 @@ vi.mock("../api/client", () => {
         return FAKE.snapshot;
       case "sessions/search_session_entries":
         return FAKE.hits;
+      case "sessions/workers":
+        return { parent: null, workers: [] };
+      case "sessions/previews":
+        return {};
       case "sessions/checkpoint":
       case "sessions/append":
         return {};
@@ -193,7 +197,7 @@ describe("Composer", () => {
     const card = screen.getByRole("region", { name: "Recall: weather" });
     expect(card.textContent).toMatch(/1 hit in this chat \(shown here only: not sent, not saved\)/);
     expect(within(card).getByText("weather").tagName).toBe("MARK");
-    fireEvent.click(within(card).getByRole("button", { name: "#1 user.message" }));
+    fireEvent.click(within(card).getByRole("button", { name: "#1 user.message (active branch)" }));
     expect(props.onJump).toHaveBeenCalledWith("e1");
     fireEvent.click(within(card).getByRole("button", { name: "Close" }));
     expect(props.onCloseCard).toHaveBeenCalled();

@@ -10,6 +10,8 @@ export interface RecallCard {
 interface Props {
   editing: LogEntryJson | null;
   busy: boolean;
+  /** A read-only preview: nothing is sent until the reader continues from it. */
+  readOnly?: boolean;
   onCancelEdit: () => void;
   onSubmit: (text: string) => Promise<void>;
   onStop: () => void;
@@ -53,7 +55,7 @@ export function Composer(props: Props) {
               <li key={h.entry_id}>
                 <button className="link" onClick={() => props.onJump(h.entry_id)}>
                   #{h.sequence} {h.kind}
-                  {h.on_active_branch ? "" : " (other branch)"}
+                  {h.on_active_branch ? " (active branch)" : " (other branch)"}
                 </button>{" "}
                 <Snippet text={h.snippet} />
               </li>
@@ -76,7 +78,12 @@ export function Composer(props: Props) {
         <textarea
           ref={props.inputRef}
           aria-label="Message"
-          placeholder="Message — /recall, /find, /checkpoint; Enter sends, Shift+Enter new line"
+          placeholder={
+            props.readOnly
+              ? "Read-only preview: “Continue from here” to write on this branch"
+              : "Message — /recall, /find, /checkpoint; Enter sends, Shift+Enter new line"
+          }
+          disabled={props.readOnly}
           value={text}
           rows={3}
           onChange={(e) => setText(e.target.value)}
@@ -90,7 +97,7 @@ export function Composer(props: Props) {
         {props.streaming ? (
           <button onClick={props.onStop}>Stop</button>
         ) : (
-          <button onClick={() => void submit()} disabled={props.busy}>
+          <button onClick={() => void submit()} disabled={props.busy || props.readOnly}>
             Send
           </button>
         )}

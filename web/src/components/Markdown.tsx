@@ -24,7 +24,12 @@ function urlTransform(url: string, key: string): string {
   return key === "src" && inlineImage(url) ? url : defaultUrlTransform(url);
 }
 
+// A transcript's own headings sit under the page's: # is drawn as a level-3 heading.
 const COMPONENTS: Components = {
+  h1: ({ node: _node, ...rest }) => <h3 {...rest} />,
+  h2: ({ node: _node, ...rest }) => <h4 {...rest} />,
+  h3: ({ node: _node, ...rest }) => <h5 {...rest} />,
+  h4: ({ node: _node, ...rest }) => <h6 {...rest} />,
   a: ({ node: _node, href, children, ...rest }) => (
     <a {...rest} href={href} target="_blank" rel="noreferrer noopener">
       {children}

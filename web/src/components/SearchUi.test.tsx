@@ -1,13 +1,22 @@
 // @vitest-environment jsdom
 import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { createRef, useState } from "react";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Result } from "../api/client";
 import type { ChatHitJson, ChatSearchJson, SessionJson } from "../api/types.gen";
 import { type Search, Sidebar } from "./Sidebar";
 import { Snippet } from "./Snippet";
 
 afterEach(cleanup);
+
+beforeAll(() => {
+  // jsdom lays nothing out: give the virtualised list's scroller a size, as a browser would.
+  Object.defineProperty(HTMLElement.prototype, "offsetHeight", { configurable: true, get: () => 800 });
+  Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 300 });
+  Object.defineProperty(HTMLElement.prototype, "clientHeight", { configurable: true, get: () => 800 });
+  Object.defineProperty(HTMLElement.prototype, "clientWidth", { configurable: true, get: () => 300 });
+  HTMLElement.prototype.getBoundingClientRect = () => ({ x: 0, y: 0, top: 0, left: 0, bottom: 800, right: 300, width: 300, height: 800, toJSON: () => ({}) });
+});
 
 function session(id: string, title: string, harness: string, status = "active"): SessionJson {
   return {

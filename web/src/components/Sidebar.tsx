@@ -1,12 +1,16 @@
-import { Fragment, useCallback, useEffect, useRef, useState } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { Fragment, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { call, type Params, type Result } from "../api/client";
 import type { ChatSearchJson, SessionJson } from "../api/types.gen";
 import { Snippet } from "./Snippet";
 
 interface Props {
+  /** Every chat, hidden (worker) ones included: they are listed on request. */
   sessions: SessionJson[];
   openId: string | null;
   onOpen: (id: string) => void;
+  /** Open a chat at an entry (a search hit that names its entry). */
+  onOpenAt?: (id: string, entryId: string) => void;
   query: string;
   onQuery: (q: string) => void;
   searchRef: React.RefObject<HTMLInputElement | null>;
@@ -15,6 +19,9 @@ interface Props {
   /** Whether the server has a model, so Enter on an unsure query can run the deep search. */
   deepConfigured: boolean;
 }
+
+// The deep-search usage records: hidden chats of their own, never listed as worker chats.
+const SEARCH_RECORDS = "chat_search";
 
 // One formatter for every row: toLocaleString builds a new one per call (slow for 1,000 chats).
 const FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
@@ -158,27 +165,104 @@ function deepStatus(deep: Deep): string {
     : `Answered by the index (${r.reason}${r.detail ? `: ${r.detail}` : ""}).`;
 }
 
-/** One chat in a list (every chat, or a search's hits): title, harness, time, status. */
+/** The directory a chat ran in, as a project name (its last part) and the whole path. */
+export function projectOf(s: { cwd: string | null; origin_cwd: string | null }): { name: string; path: string } {
+  const path = s.cwd ?? s.origin_cwd ?? "";
+  const name = path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() ?? "";
+  return { name: name || "no project", path };
+}
+
+const DAY = 86_400_000;
+const MONTH = new Intl.DateTimeFormat(undefined, { month: "long", year: "numeric" });
+
+/** The date group a chat's last activity falls in, seen at `now`. */
+export function dateGroup(iso: string, now: number = Date.now()): string {
+  const t = new Date(iso).getTime();
+  const today = new Date(now);
+  today.setHours(0, 0, 0, 0);
+  const start = today.getTime();
+  if (t >= start) return "Today";
+  if (t >= start - DAY) return "Yesterday";
+  if (t >= start - 7 * DAY) return "Previous 7 days";
+  if (t >= start - 30 * DAY) return "Previous 30 days";
+  return Number.isNaN(t) ? "Unknown date" : MONTH.format(new Date(t));
+}
+
+export type Grouping = "date" | "project";
+
+export interface ListOptions {
+  grouping: Grouping;
+  harness: string; // "" : every harness
+  project: string; // "" : every project
+  workers: boolean; // list hidden worker chats too
+  empty: boolean; // list chats without entries too
+}
+
+export type Row = { type: "group"; label: string; count: number } | { type: "chat"; chat: SessionJson };
+
+/** The sidebar's rows: the chats the options keep, under their group headers, in the
+ * given (latest activity first) order; a project's group sits where its newest chat is. */
+export function listRows(sessions: readonly SessionJson[], o: ListOptions, now: number = Date.now()): { rows: Row[]; emptyHidden: number } {
+  let emptyHidden = 0;
+  const kept = sessions.filter((s) => {
+    if (s.visibility === "hidden" && (!o.workers || s.harness === SEARCH_RECORDS)) return false;
+    if (o.harness && s.harness !== o.harness) return false;
+    if (o.project && projectOf(s).path !== o.project) return false;
+    if (!o.empty && s.entry_count === 0) {
+      emptyHidden += 1;
+      return false;
+    }
+    return true;
+  });
+  const groups = new Map<string, SessionJson[]>();
+  for (const s of kept) {
+    const key = o.grouping === "date" ? dateGroup(s.updated_at, now) : projectOf(s).name;
+    const list = groups.get(key);
+    if (list) list.push(s);
+    else groups.set(key, [s]);
+  }
+  const rows: Row[] = [];
+  for (const [label, chats] of groups) {
+    rows.push({ type: "group", label, count: chats.length });
+    for (const chat of chats) rows.push({ type: "chat", chat });
+  }
+  return { rows, emptyHidden };
+}
+
+/** One chat in a list (every chat, or a search's hits): title, harness, time, counts. */
 function ChatButton({
   chat,
   openId,
   onOpen,
   children,
+  tabbable = true,
+  onKeyDown,
 }: {
-  chat: { id: string; title: string; harness: string; updated_at: string; status: string };
+  chat: { id: string; title: string; harness: string; updated_at: string; status: string; entry_count?: number; visibility?: string };
   openId: string | null;
   onOpen: (id: string) => void;
   children?: React.ReactNode;
+  tabbable?: boolean;
+  onKeyDown?: (e: React.KeyboardEvent<HTMLButtonElement>) => void;
 }) {
   return (
     <button
       className={chat.id === openId ? "chat open" : "chat"}
       aria-current={chat.id === openId ? "page" : undefined}
       onClick={() => onOpen(chat.id)}
+      tabIndex={tabbable ? 0 : -1}
+      data-chat={chat.id}
+      onKeyDown={onKeyDown}
     >
       <span className="chat-title">{chat.title || chat.id.slice(0, 8)}</span>
       <span className="chat-meta">
         <span className="label">{chat.harness || "unknown"}</span> {when(chat.updated_at)}
+        {chat.entry_count !== undefined ? (
+          <span className="count" title="entries in this chat">
+            {chat.entry_count} {chat.entry_count === 1 ? "entry" : "entries"}
+          </span>
+        ) : null}
+        {chat.visibility === "hidden" ? <span className="status-badge">worker</span> : null}
         {chat.status !== "active" ? <span className="status-badge">{chat.status}</span> : null}
       </span>
       {children}
@@ -186,20 +270,47 @@ function ChatButton({
   );
 }
 
-export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, search, deepConfigured }: Props) {
+const OPTIONS_KEY = "sessionforest.list";
+
+function savedOptions(): ListOptions {
+  const base: ListOptions = { grouping: "date", harness: "", project: "", workers: false, empty: false };
+  try {
+    return { ...base, ...JSON.parse(window.localStorage.getItem(OPTIONS_KEY) ?? "{}") };
+  } catch {
+    return base;
+  }
+}
+
+/** Arrow keys from one chat button to the next in the same list. */
+function arrows(list: HTMLElement | null, from: HTMLElement, by: number, scrollTo?: (i: number) => void) {
+  const buttons = Array.from(list?.querySelectorAll<HTMLButtonElement>("button.chat") ?? []);
+  const i = buttons.indexOf(from as HTMLButtonElement);
+  const next = buttons[i + by];
+  if (next) next.focus();
+  else if (scrollTo) scrollTo(by);
+}
+
+export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, searchRef, search, deepConfigured }: Props) {
   const { result, current, error, deep, runDeep } = useChatSearch(query, search);
   const [notSure, setNotSure] = useState<string | null>(null);
-  // Enter pressed before the answer to what is in the box arrived: act when it does.
   const [enterWaiting, setEnterWaiting] = useState(false);
+  const [options, setOptionsState] = useState<ListOptions>(savedOptions);
+  const setOptions = (o: ListOptions) => {
+    setOptionsState(o);
+    window.localStorage.setItem(OPTIONS_KEY, JSON.stringify(o));
+  };
   useEffect(() => {
     setNotSure(null);
     setEnterWaiting(false);
   }, [query]);
 
+  const openHit = (hit: { session_id: string; entry_id?: string | null }) =>
+    hit.entry_id && onOpenAt ? onOpenAt(hit.session_id, hit.entry_id) : onOpen(hit.session_id);
+
   const enter = () => {
     if (!result) return;
     if (result.confident && result.hits.length > 0) {
-      onOpen(result.hits[0].session_id);
+      openHit(result.hits[0] as { session_id: string; entry_id?: string | null });
       setNotSure(null);
     } else if (deepConfigured) {
       if (deep?.state !== "busy") runDeep(onOpen);
@@ -218,11 +329,54 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
     }
   });
 
+  const resultsRef = useRef<HTMLUListElement>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
   const onKeyDown = (event: React.KeyboardEvent<HTMLInputElement>) => {
     if (event.key === "Escape") onQuery("");
+    if (event.key === "ArrowDown") {
+      event.preventDefault();
+      const list = result ? resultsRef.current : scrollRef.current;
+      list?.querySelector<HTMLButtonElement>("button.chat")?.focus();
+      return;
+    }
     if (event.key !== "Enter" || !query.trim()) return;
     if (current && result) enter();
     else setEnterWaiting(true);
+  };
+
+  const { rows, emptyHidden } = useMemo(() => listRows(sessions, options), [sessions, options]);
+  const harnesses = useMemo(() => [...new Set(sessions.filter((s) => s.visibility !== "hidden").map((s) => s.harness))].sort(), [sessions]);
+  const projects = useMemo(() => {
+    const m = new Map<string, string>();
+    for (const s of sessions) {
+      const p = projectOf(s);
+      if (p.path && s.visibility !== "hidden") m.set(p.path, p.name);
+    }
+    return [...m].sort((a, b) => a[1].localeCompare(b[1]));
+  }, [sessions]);
+  const workerCount = useMemo(() => sessions.filter((s) => s.visibility === "hidden" && s.harness !== SEARCH_RECORDS).length, [sessions]);
+
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: (i) => (rows[i].type === "group" ? 30 : 62),
+    overscan: 8,
+    initialRect: { width: 300, height: 900 },
+  });
+  // The open chat's row is the one reached by Tab (the others by the arrow keys).
+  const tabRow = Math.max(0, rows.findIndex((r) => r.type === "chat" && r.chat.id === openId));
+  const firstChat = rows.findIndex((r) => r.type === "chat");
+  const tabIndexRow = rows[tabRow]?.type === "chat" ? tabRow : firstChat;
+  const listArrow = (e: React.KeyboardEvent<HTMLButtonElement>, index: number) => {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+    e.preventDefault();
+    const by = e.key === "ArrowDown" ? 1 : -1;
+    let j = index + by;
+    while (rows[j] && rows[j].type !== "chat") j += by;
+    if (!rows[j]) return;
+    virtual.scrollToIndex(j, { align: "auto" });
+    const id = (rows[j] as { chat: SessionJson }).chat.id;
+    requestAnimationFrame(() => scrollRef.current?.querySelector<HTMLButtonElement>(`button[data-chat="${id}"]`)?.focus());
   };
 
   return (
@@ -233,7 +387,7 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
         type="search"
         role="searchbox"
         aria-label="Find a chat"
-        placeholder="Find a chat…"
+        placeholder="Find a chat…  ( / or Ctrl+K )"
         value={query}
         onChange={(e) => onQuery(e.target.value)}
         onKeyDown={onKeyDown}
@@ -251,24 +405,33 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
           : deep
             ? deepStatus(deep)
             : notSure
-            ? notSure
-            : result
-              ? `${result.hits.length} chat${result.hits.length === 1 ? "" : "s"}${result.confident ? " — Enter opens the first" : ""}`
-              : ""}
+              ? notSure
+              : result
+                ? `${result.hits.length} chat${result.hits.length === 1 ? "" : "s"}${result.confident ? " — Enter opens the first" : ""}`
+                : ""}
       </p>
       {result ? (
-        <ul className="chat-list" aria-label="Search results">
+        <ul className="chat-list" aria-label="Search results" ref={resultsRef}>
           {result.hits.map((hit, i) => (
             <Fragment key={hit.session_id}>
               {i === firstOutside(result) ? (
                 <li className="outside-note" role="note">
-                  {i === 0
-                    ? `No chat matched “${windowPhrase(result)}”; from any time:`
-                    : `Outside “${windowPhrase(result)}”, from any time:`}
+                  {i === 0 ? `No chat matched “${windowPhrase(result)}”; from any time:` : `Outside “${windowPhrase(result)}”, from any time:`}
                 </li>
               ) : null}
               <li className={outsideIds(result).has(hit.session_id) ? "outside" : undefined}>
-                <ChatButton chat={{ ...hit, id: hit.session_id }} openId={openId} onOpen={onOpen}>
+                <ChatButton
+                  chat={{ ...hit, id: hit.session_id }}
+                  openId={openId}
+                  onOpen={() => openHit(hit as { session_id: string; entry_id?: string | null })}
+                  tabbable={i === 0}
+                  onKeyDown={(e) => {
+                    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                      e.preventDefault();
+                      arrows(resultsRef.current, e.currentTarget, e.key === "ArrowDown" ? 1 : -1);
+                    }
+                  }}
+                >
                   {hit.snippet ? <Snippet text={hit.snippet} /> : null}
                 </ChatButton>
               </li>
@@ -276,13 +439,74 @@ export function Sidebar({ sessions, openId, onOpen, query, onQuery, searchRef, s
           ))}
         </ul>
       ) : (
-        <ul className="chat-list" aria-label="All chats">
-          {sessions.map((s) => (
-            <li key={s.id}>
-              <ChatButton chat={s} openId={openId} onOpen={onOpen} />
-            </li>
-          ))}
-        </ul>
+        <>
+          <div className="list-options" role="group" aria-label="List options">
+            <label>
+              Group{" "}
+              <select value={options.grouping} onChange={(e) => setOptions({ ...options, grouping: e.target.value as Grouping })}>
+                <option value="date">by date</option>
+                <option value="project">by project</option>
+              </select>
+            </label>
+            <label>
+              Harness{" "}
+              <select value={options.harness} onChange={(e) => setOptions({ ...options, harness: e.target.value })}>
+                <option value="">all</option>
+                {harnesses.map((h) => (
+                  <option key={h} value={h}>
+                    {h || "unknown"}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Project{" "}
+              <select value={options.project} onChange={(e) => setOptions({ ...options, project: e.target.value })}>
+                <option value="">all</option>
+                {projects.map(([path, name]) => (
+                  <option key={path} value={path} title={path}>
+                    {name}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {workerCount ? (
+              <label>
+                <input type="checkbox" checked={options.workers} onChange={(e) => setOptions({ ...options, workers: e.target.checked })} /> worker chats ({workerCount})
+              </label>
+            ) : null}
+            {emptyHidden || options.empty ? (
+              <label>
+                <input type="checkbox" checked={options.empty} onChange={(e) => setOptions({ ...options, empty: e.target.checked })} /> empty chats
+                {emptyHidden ? ` (${emptyHidden})` : ""}
+              </label>
+            ) : null}
+          </div>
+          <div className="chat-scroll" ref={scrollRef}>
+            <ul className="chat-list" aria-label="All chats" style={{ height: virtual.getTotalSize(), position: "relative" }}>
+              {virtual.getVirtualItems().map((item) => {
+                const row = rows[item.index];
+                return (
+                  <li
+                    key={row.type === "chat" ? row.chat.id : `g:${row.label}`}
+                    data-index={item.index}
+                    ref={virtual.measureElement}
+                    className={row.type === "group" ? "group-header" : undefined}
+                    style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+                  >
+                    {row.type === "group" ? (
+                      <span>
+                        {row.label} <span className="muted">({row.count})</span>
+                      </span>
+                    ) : (
+                      <ChatButton chat={row.chat} openId={openId} onOpen={onOpen} tabbable={item.index === tabIndexRow} onKeyDown={(e) => listArrow(e, item.index)} />
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          </div>
+        </>
       )}
     </nav>
   );

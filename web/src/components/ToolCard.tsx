@@ -28,7 +28,7 @@ export function toolStatus(call: ToolCall): keyof typeof STATUS {
   return call.result === null ? "waiting" : call.result.isError ? "error" : "done";
 }
 
-function Diff({ file }: { file: FileDiff }) {
+export function Diff({ file }: { file: FileDiff }) {
   const added = file.lines.filter(([k]) => k === "+").length;
   const removed = file.lines.filter(([k]) => k === "-").length;
   return (
@@ -121,7 +121,11 @@ export const ToolCard = memo(function ToolCard({ call, showRaw, workers, onOpenC
   const open = call.view.kind === "edit" || call.view.kind === "todos" || call.view.kind === "plan";
   const label = call.view.kind === "task" ? (call.view.description || call.key) : call.key;
   return (
-    <details className={`tool ${toolStatus(call)}`} open={open} data-entry={call.raw[0]?.id}>
+    <>
+      {call.raw.map((r) => (
+        <span key={r.id} className="anchor" data-entry={r.id} />
+      ))}
+    <details className={`tool ${toolStatus(call)}`} open={open}>
       <summary>
         <span className="tool-name">{call.name}</span>
         {label ? <code className="tool-key">{label}</code> : null}
@@ -139,6 +143,7 @@ export const ToolCard = memo(function ToolCard({ call, showRaw, workers, onOpenC
       ) : null}
       {showRaw ? call.raw.map((e) => <Raw key={e.id} entry={e} />) : null}
     </details>
+    </>
   );
 });
 

@@ -44,7 +44,14 @@ interface Actions {
 function BlockView({ block, showRaw, workers, onOpenChat }: { block: Block; showRaw: boolean } & Pick<Actions, "workers" | "onOpenChat">) {
   switch (block.type) {
     case "text":
-      return <Md text={block.text} />;
+      return block.partial ? (
+        <>
+          <Md text={block.text} />
+          <p className="cut-off">⋯ stopped here: the reply was interrupted while this was being written</p>
+        </>
+      ) : (
+        <Md text={block.text} />
+      );
     case "image":
       return <p className="image-block">[image: {block.media_type}]</p>;
     case "thinking":
@@ -148,11 +155,18 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
       );
     case "turn": {
       const tools = unit.blocks.filter((b) => b.type === "tool").length;
+      // Each entry's first block carries its id (a tool's result: its card), so a hit or
+      // a node lands on it; entries with no block of their own sit at the card's end.
+      const first = new Map<number, string>();
+      const placed = new Set<string>([e.id]);
+      unit.blocks.forEach((b, i) => {
+        if (!placed.has(b.entry.id)) first.set(i, b.entry.id);
+        placed.add(b.entry.id);
+        if (b.type === "tool") b.call.raw.forEach((r) => placed.add(r.id));
+      });
       return (
         <article className={`msg assistant state-${unit.state}${hl}`} aria-label={`Assistant, entry ${e.sequence}`} data-entry={e.id}>
-          {unit.entries.slice(1).map((x) => (
-            <span key={x.id} data-entry={x.id} className="anchor" />
-          ))}
+
           <header>
             <strong>Assistant</strong> <Meta e={e} />
             {tools ? <span className="meta">{tools} tool call{tools === 1 ? "" : "s"}</span> : null}
@@ -165,8 +179,16 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
             )}
           </header>
           {unit.blocks.map((b, i) => (
-            <BlockView key={i} block={b} showRaw={filters.hidden} workers={a.workers} onOpenChat={a.onOpenChat} />
+            // Each entry's first block carries its id: a hit or a node lands on it.
+            <div key={i} className="block" data-entry={first.get(i)}>
+              <BlockView block={b} showRaw={filters.hidden} workers={a.workers} onOpenChat={a.onOpenChat} />
+            </div>
           ))}
+          {unit.entries
+            .filter((x) => x.id !== e.id && !placed.has(x.id))
+            .map((x) => (
+              <span key={x.id} data-entry={x.id} className="anchor" />
+            ))}
           {unit.dropped ? (
             <p className="dropped">
               {unit.dropped} unfinished block{unit.dropped === 1 ? " was" : "s were"} not kept: only what was
@@ -208,6 +230,18 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
   }
 }, sameUnit);
 
+/** Units drawn in place (no paging, no scrolling): a turn of a comparison. */
+export function UnitList({ entries, filters = DEFAULT_FILTERS, ...actions }: { entries: LogEntryJson[]; filters?: Filters } & Actions) {
+  const units = useMemo(() => buildUnits(entries, filters), [entries, filters]);
+  return (
+    <>
+      {units.map((unit) => (
+        <UnitView key={unit.key} unit={unit} filters={filters} highlighted={false} sib={null} {...actions} />
+      ))}
+    </>
+  );
+}
+
 export interface Live {
   text: string;
   state: StreamState;
@@ -226,9 +260,12 @@ interface Props extends Actions {
   /** Whether the server holds earlier entries of this path than `entries` starts with. */
   earlier?: boolean;
   onEarlier?: () => Promise<void>;
+  /** Whether the path goes on after the last of `entries` (a target far back was opened). */
+  later?: boolean;
+  onLater?: () => Promise<void>;
 }
 
-export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight = null, earlier = false, onEarlier, ...actions }: Props) {
+export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight = null, earlier = false, onEarlier, later = false, onLater, ...actions }: Props) {
   const units = useMemo(() => buildUnits(entries, filters), [entries, filters]);
   const [shown, setShown] = useState(PAGE);
   const [loading, setLoading] = useState(false);
@@ -253,7 +290,11 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
   }, [last, live?.text, start, highlight]);
   useLayoutEffect(() => {
     if (!highlight) return;
-    section.current?.querySelector(`[data-entry="${highlight}"]`)?.scrollIntoView?.({ block: "center" });
+    // Scroll only the transcript (scrollIntoView would scroll every ancestor, the page too):
+    // the entry's top a quarter down the view.
+    const sec = section.current;
+    const el = sec?.querySelector(`[data-entry="${highlight}"]`);
+    if (sec && el) sec.scrollTop += el.getBoundingClientRect().top - sec.getBoundingClientRect().top - sec.clientHeight / 4;
   }, [highlight, target]);
 
   const showEarlier = async () => {
@@ -289,6 +330,11 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
           {...actions}
         />
       ))}
+      {later && onLater ? (
+        <button className="earlier" onClick={() => void onLater()}>
+          Show later entries
+        </button>
+      ) : null}
       {live ? (
         <article className={`msg assistant state-${live.state}`} aria-label="Assistant, streaming" aria-live="polite">
           <header>

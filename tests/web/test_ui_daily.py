@@ -1,0 +1,354 @@
+"""The UI a daily user keeps open (issue 29), in real Chromium on the real imports (Claude
+Code, pi, ChatGPT, the demo) served by a real `forest serve`: look without moving, a
+transcript made for coding agents, landing on a hit, the chat's own search, the forest,
+comparing branches, choosing a chat, URLs, narrow screens; and #22's UI items (remote
+images, referrers, huge messages)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from server.conftest import Running, start
+
+from .conftest import axe, rpc, shot
+
+DEMO = "Fix 'database is locked' in the nightly import"
+CLAUDE = "Claude Code CLI Tool Development Summary"
+WORKERS = "OK, so this was just so you know what there is now"
+
+
+@pytest.fixture
+def served(ui_store: dict[str, Any], tmp_path: Path) -> Iterator[Running]:
+    db = tmp_path / "store.db"
+    shutil.copy(ui_store["db"], db)
+    running = start(db)
+    yield running
+    assert running.stop() == 0
+
+
+def open_chat(page: Page, title: str) -> None:
+    """Open a chat by its address (the list is virtualised: most rows are not drawn)."""
+    base = page.url.split("#")[0]
+    page.goto(f"{base}#/chat/{sid_of(base.rstrip('/'), title)}")
+    expect(page.locator(".chat-header h1")).to_contain_text(title[:40])
+
+
+def sid_of(url: str, title: str) -> str:
+    listed = rpc(url, "sessions/list", {"include_hidden": True, "limit": 1000})["sessions"]
+    return next(s["id"] for s in listed if s["title"].startswith(title))
+
+
+def transcript(page: Page) -> Any:
+    return page.get_by_role("region", name="Transcript")
+
+
+def no_sideways_scroll(page: Page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"the page scrolls sideways ({width} px)"  # type: ignore[index]
+
+
+def test_a_node_opens_its_branch_read_only_and_only_continue_moves_the_head(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    sid = ui_store["demo"]
+    before = rpc(served.url, "sessions/get", {"session_id": sid})
+    snap = rpc(served.url, "sessions/forest_snapshot", {"session_id": sid})
+    side = next(t for t in snap["tips"] if t not in snap["active_path"])
+    page = page_for(served.url + "/")
+    open_chat(page, DEMO)
+    tree = page.get_by_role("tree")
+    tree.locator(f'[data-node="{side}"]').click()
+    expect(page).to_have_url(re.compile(f"#/chat/{sid}/at/{side}$"))
+    banner = page.get_by_role("region", name="Preview")
+    expect(banner).to_contain_text("Reading another branch")
+    marked = transcript(page).locator(".msg.highlight")
+    expect(marked).to_contain_text("cannot share the connection")
+    expect(page.get_by_role("textbox", name="Message")).to_be_disabled()
+    # Looking wrote nothing: the head and the chat's place in the list stay.
+    after = rpc(served.url, "sessions/get", {"session_id": sid})
+    assert (after["head"], after["updated_at"]) == (before["head"], before["updated_at"])
+    shot(page, "preview-light")
+    assert axe(page) == []
+    # Back and Forward move between the views.
+    page.go_back()
+    expect(page).to_have_url(re.compile(f"#/chat/{sid}$"))
+    expect(page.get_by_role("region", name="Preview")).to_have_count(0)
+    page.go_forward()
+    expect(banner).to_be_visible()
+    # The versions switcher beside the edited message previews the other version in place.
+    switch = transcript(page).get_by_role("group", name=re.compile("Version 1 of 2"))
+    switch.get_by_role("button", name="Next version").click()
+    expect(page).not_to_have_url(re.compile(side))
+    page.go_back()
+    banner.get_by_role("button", name="Continue from here").click()
+    expect(page).to_have_url(re.compile(f"#/chat/{sid}$"))
+    moved = rpc(served.url, "sessions/get", {"session_id": sid})
+    assert moved["head"] == side
+    assert moved["updated_at"] == before["updated_at"]  # a head move is not activity
+    expect(tree.locator('[aria-current="true"]')).to_have_attribute("data-node", side)
+    expect(page.get_by_role("textbox", name="Message")).to_be_enabled()
+
+
+def test_a_pasted_address_opens_the_same_view_at_its_entry(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    # The 10,000-entry chat at its 18th entry: far before the last page, loaded to show it.
+    sid = ui_store["big"]
+    path = rpc(served.url, "sessions/log", {"session_id": sid, "limit": 10_000})
+    target = path[17]
+    page = page_for(served.url + f"/#/chat/{sid}/at/{target['id']}")
+    marked = transcript(page).locator(".msg.highlight")
+    expect(marked).to_contain_text("turn 17", timeout=30_000)
+    expect(marked).to_be_in_viewport()
+    expect(page.get_by_role("region", name="Preview")).to_contain_text("On the active branch")
+    # What followed the target is read on request.
+    transcript(page).get_by_role("button", name="Show later entries").click()
+    expect(transcript(page).locator(f'[data-entry="{path[250]["id"]}"]')).to_have_count(1)
+
+
+def test_claude_code_turns_read_at_a_glance(served: Running, page_for: Callable[..., Page]) -> None:
+    page = page_for(served.url + "/")
+    open_chat(page, CLAUDE)
+    t = transcript(page)
+    sid = sid_of(served.url, CLAUDE)
+    log = rpc(served.url, "sessions/log", {"session_id": sid, "limit": 1000})
+    replies = sum(1 for e in log if e["kind"] == "assistant.message")
+    cards = t.locator("article.msg.assistant")
+    expect(cards.first).to_be_visible()
+    assert cards.count() * 3 < replies, "one card per turn, not per block"
+    for card in cards.all()[:5]:
+        assert card.get_by_role("button", name=re.compile("Regenerate")).count() == 1
+    bash = t.locator("details.tool", has=page.locator(".tool-name", has_text="Bash"))
+    expect(bash.first.locator(".tool-key")).not_to_be_empty()
+    expect(bash.locator(".tool-status.done").first).to_contain_text("done")
+    edit = t.locator("details.tool[open]", has=page.locator(".tool-name", has_text="Edit")).first
+    expect(edit.locator(".diff .add").first).to_be_visible()
+    expect(edit.locator(".diff .del").first).to_be_visible()
+    expect(t.locator("time").first).to_have_attribute("title", re.compile(r"\d{4}"))
+    # Hidden notifications are out of the transcript and the tree unless asked for.
+    expect(t.locator(".hidden-entry")).to_have_count(0)
+    expect(page.locator(".forest-count")).to_contain_text("1 branch")
+    page.get_by_role("checkbox", name="Hidden entries").check()
+    expect(t.locator(".hidden-entry").first).to_be_attached()
+    expect(page.locator(".forest-count")).not_to_contain_text(" 1 branch")
+    page.get_by_role("checkbox", name="Hidden entries").uncheck()
+    page.get_by_role("checkbox", name="Tools").uncheck()
+    expect(t.locator("details.tool")).to_have_count(0)
+    page.get_by_role("checkbox", name="Tools").check()
+    shot(page, "claude-code-light")
+    assert axe(page) == []
+
+
+def test_a_todo_list_is_a_checklist_and_a_task_names_its_worker(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    page = page_for(served.url + "/")
+    open_chat(page, "Build a simple Pomodoro timer")
+    todos = transcript(page).get_by_role("list", name="Todo list").first
+    expect(todos.locator("li.todo").first).to_be_visible()
+    assert todos.locator("li.todo").count() >= 3
+
+
+def test_worker_chats_are_reachable_from_their_parent_and_the_list(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    page = page_for(served.url + "/")
+    open_chat(page, WORKERS)
+    workers = page.locator("details.workers")
+    expect(workers.locator("summary")).to_contain_text(re.compile(r"Worker chats \(\d+\)"))
+    workers.locator("summary").click()
+    workers.get_by_role("button").first.click()
+    back = page.get_by_role("button", name=re.compile("^Worker of: OK, so this was"))
+    expect(back).to_be_visible()
+    back.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text(WORKERS)
+    # Every imported worker chat, linked or not, is listed on request.
+    nav = page.get_by_role("navigation", name="Chats")
+    hidden = [
+        s
+        for s in rpc(served.url, "sessions/list", {"include_hidden": True, "limit": 1000})[
+            "sessions"
+        ]
+        if s["visibility"] == "hidden" and s["harness"] != "chat_search"
+    ]
+    checkbox = nav.get_by_role("checkbox", name=re.compile("worker chats"))
+    expect(checkbox).to_have_accessible_name(re.compile(f"worker chats \\({len(hidden)}\\)"))
+    checkbox.check()
+    expect(nav.locator(".status-badge", has_text="worker").first).to_be_visible()
+    checkbox.uncheck()
+
+
+def test_the_chat_search_lists_hits_with_their_branch_and_opens_at_the_entry(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    page = page_for(served.url + "/")
+    open_chat(page, DEMO)
+    box = page.get_by_role("searchbox", name="Search this chat")
+    box.press_sequentially("connection", delay=30)
+    hits = page.get_by_role("region", name="Hits in this chat")
+    other = hits.get_by_role("button", name=re.compile("other branch"))
+    expect(other.first).to_be_visible()
+    expect(hits.get_by_role("button", name=re.compile("active branch")).first).to_be_visible()
+    expect(hits.locator("mark").first).to_be_visible()
+    shot(page, "chat-search-light")
+    other.first.click()
+    expect(page.get_by_role("region", name="Preview")).to_contain_text("another branch")
+    expect(transcript(page).locator(".msg.highlight")).to_contain_text("connection")
+    # /recall's card opens the other branch's preview the same way.
+    page.goto(served.url + f"/#/chat/{ui_store['demo']}")
+    message = page.get_by_role("textbox", name="Message")
+    message.fill("/recall shared connection")
+    message.press("Enter")
+    card = page.get_by_role("region", name="Recall: shared connection")
+    card.get_by_role("button", name=re.compile("other branch")).first.click()
+    expect(page.get_by_role("region", name="Preview")).to_contain_text("another branch")
+
+
+def test_two_branches_compare_side_by_side(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    sid = ui_store["demo"]
+    snap = rpc(served.url, "sessions/forest_snapshot", {"session_id": sid})
+    side = next(t for t in snap["tips"] if t not in snap["active_path"])
+    page = page_for(served.url + f"/#/chat/{sid}/at/{side}")
+    page.get_by_role("button", name="Compare with the active branch").click()
+    expect(page).to_have_url(re.compile(f"/compare/{snap['head']}/{side}$"))
+    compare = page.get_by_role("region", name="Compare branches")
+    expect(compare).to_contain_text("From their common ancestor")
+    rows = compare.get_by_role("row")
+    expect(rows.nth(1)).to_contain_text("WAL mode")
+    expect(rows.nth(1)).to_contain_text("shared connection")
+    expect(compare.get_by_role("region", name="Files")).to_contain_text("Not compared")
+    for scheme in ("light", "dark"):
+        dark = page_for(served.url + f"/#/chat/{sid}/compare/{snap['head']}/{side}", scheme=scheme)
+        expect(
+            dark.get_by_role("region", name="Compare branches").get_by_role("row").nth(1)
+        ).to_be_visible()
+        shot(dark, f"compare-{scheme}")
+        assert axe(dark) == []
+
+
+def test_choosing_a_chat_groups_filters_and_keys(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    page = page_for(served.url + "/")
+    nav = page.get_by_role("navigation", name="Chats")
+    expect(nav.locator(".group-header").first).to_be_visible()
+    expect(
+        nav.locator(".group-header", has_text="Yesterday")
+        .or_(nav.locator(".group-header", has_text="Today"))
+        .first
+    ).to_be_visible()
+    nav.get_by_label("Group").select_option("project")
+    expect(nav.locator(".group-header", has_text="ledger")).to_be_visible()
+    nav.get_by_label("Harness").select_option("pi")
+    chats = nav.get_by_role("list", name="All chats").locator("button.chat")
+    expect(chats.first).to_be_visible()
+    for label in chats.locator(".label").all_inner_texts():
+        assert label == "pi"
+    nav.get_by_label("Harness").select_option("")
+    nav.get_by_label("Group").select_option("date")
+    # Untitled empty chats are not listed unless asked for.
+    listed = rpc(served.url, "sessions/list", {"include_hidden": False, "limit": 1000})
+    if any(s["entry_count"] == 0 for s in listed["sessions"]):
+        expect(nav.get_by_role("checkbox", name=re.compile("empty chats"))).not_to_be_checked()
+    # `/` and Ctrl+K focus the search; arrows walk the results; Enter opens.
+    page.locator("body").press("/")
+    box = page.get_by_role("searchbox", name="Find a chat")
+    expect(box).to_be_focused()
+    box.press("Escape")
+    page.locator("main").click()
+    page.keyboard.press("Control+k")
+    expect(box).to_be_focused()
+    box.fill("sqlite3 OperationalError locked")
+    results = page.get_by_role("list", name="Search results")
+    expect(results.get_by_role("button").first).to_be_visible()
+    box.press("ArrowDown")
+    expect(results.get_by_role("button").first).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("database is locked")
+    # From the open chat in the list, ArrowDown moves to the next one.
+    box.fill("")
+    current = nav.locator('button.chat[aria-current="page"]')
+    current.focus()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.classList.contains('chat')")
+    assert page.evaluate("document.activeElement.getAttribute('aria-current')") is None
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_phone_shows_one_pane_at_a_time_without_sideways_scrolling(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any], scheme: str
+) -> None:
+    page = page_for(served.url + "/", scheme=scheme, width=390, height=844)
+    nav = page.get_by_role("navigation", name="Chats")
+    expect(nav).to_be_visible()
+    no_sideways_scroll(page)
+    shot(page, f"phone-list-{scheme}")
+    open_chat(page, CLAUDE)
+    expect(nav).to_be_hidden()
+    no_sideways_scroll(page)
+    send = page.get_by_role("button", name="Send")
+    expect(send).to_be_in_viewport()
+    box = send.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    shot(page, f"phone-chat-{scheme}")
+    assert axe(page) == []
+    page.get_by_role("button", name="Forest").click()
+    forest = page.get_by_role("region", name="Forest view")
+    expect(forest).to_be_in_viewport()
+    expect(forest.locator('[aria-current="true"]')).to_be_in_viewport()
+    shot(page, f"phone-forest-{scheme}")
+    forest.locator('[aria-current="true"]').click()  # reading a node closes the drawer
+    expect(forest).not_to_be_in_viewport()
+    page.get_by_role("button", name="Back to the chats").click()
+    expect(nav).to_be_visible()
+    sid = ui_store["demo"]
+    snap = rpc(served.url, "sessions/forest_snapshot", {"session_id": sid})
+    page.goto(served.url + f"/#/chat/{sid}/compare/{snap['tips'][0]}/{snap['tips'][1]}")
+    expect(
+        page.get_by_role("region", name="Compare branches").get_by_role("row").nth(1)
+    ).to_be_visible()
+    no_sideways_scroll(page)
+
+
+def test_remote_images_are_links_never_loads_and_a_huge_message_is_shown_lazily(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    sid = rpc(served.url, "sessions/create", {"title": "hostile transcript"})["id"]
+    pixel = "![pixel](https://tracker.example/p.gif) and [a link](https://docs.example/x)"
+    rpc(served.url, "sessions/append", {"session_id": sid, "kind": "user.message",
+        "payload": {"content": [{"type": "text", "text": pixel}]}})  # fmt: skip
+    huge = "error at line 1\n" * 330_000  # 5 MB of log
+    rpc(served.url, "sessions/append", {"session_id": sid, "kind": "assistant.message",
+        "payload": {"content": [{"type": "text", "text": huge}]}})  # fmt: skip
+    outside: list[str] = []
+
+    def refuse(route: Route) -> None:
+        outside.append(route.request.url)
+        route.abort()
+
+    page = page_for(
+        served.url + "/",
+        before=lambda p: p.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), refuse),
+    )
+    page.goto(served.url + f"/#/chat/{sid}")
+    t = transcript(page)
+    link = t.get_by_role("link", name=re.compile("pixel"))
+    expect(link).to_have_attribute("href", "https://tracker.example/p.gif")
+    expect(link).to_have_attribute("rel", re.compile("noreferrer"))
+    expect(t.get_by_role("link", name="a link")).to_have_attribute("rel", re.compile("noreferrer"))
+    assert t.locator("img").count() == 0
+    show = t.get_by_role("button", name=re.compile(r"Show all \(5\.\d MB"))
+    expect(show).to_be_visible()
+    assert outside == []
+    show.click()
+    expect(t.locator("pre.plain")).to_contain_text("error at line 1")
+    assert outside == []
