@@ -252,7 +252,7 @@ def _daily_store(quick: bool) -> tuple[Path, dict[str, Any]]:
         b = _chain(forest, sid, 500, shared[-1], "right")
         refs["a"], refs["b"] = a[-1], b[-1]
         sid = forest.create_session("a 5 MB log", "bench")
-        refs["huge"] = sid
+        refs["huge_sid"] = sid
         forest.append(sid, "user.message", {"content": [{"type": "text", "text": "the log?"}]})
         log = "".join(f"2026-01-01 error at line {i}: `db.py` **locked**\n" for i in range(110_000))
         forest.append(sid, "assistant.message", {"content": [{"type": "text", "text": log}]})
@@ -379,7 +379,7 @@ def _daily_round(browser: Any, url: str, refs: dict[str, Any], before: Path,
         page.wait_for_selector("nav .chat")
         page.evaluate("window.__long = 0")
         start = page.evaluate("performance.now()")
-        page.evaluate(f"location.hash = '#/chat/{refs['huge']}'")
+        page.evaluate(f"location.hash = '#/chat/{refs['huge_sid']}'")
         # (no wait_for_function: the page's CSP refuses string evaluation)
         page.locator("article", has_text="error at line 10").first.wait_for(timeout=600_000)
         page.evaluate("new Promise(requestAnimationFrame)")

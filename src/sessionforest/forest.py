@@ -12,8 +12,8 @@ Threading: a Forest may be shared by threads; see the backend's contract
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -39,7 +39,7 @@ from .errors import (
 )
 from .forest_models import ModelFacade
 from .forest_trees import TreeFacade, suggesting
-from .gitstamp import Divergence
+from .gitstamp import STAMP_SECONDS, Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
 from .io.copy import CopyReport, copy_store
 from .model import (
@@ -116,12 +116,14 @@ def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list
 class Forest(TreeFacade, ModelFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
-    def __init__(self, backend: Backend, clock: Clock) -> None:
+    def __init__(
+        self, backend: Backend, clock: Clock, stamp_seconds: float | None = STAMP_SECONDS
+    ) -> None:
         self._backend = backend
         self._store = backend.store
         self._trees = backend.trees
         self._clock = clock
-        self._worktrees = Worktrees(backend.store)
+        self._worktrees = Worktrees(backend.store, stamp_seconds)
         self.path = backend.path
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
@@ -152,6 +154,7 @@ class Forest(TreeFacade, ModelFacade):
         clock: Clock | None = None,
         busy_timeout_ms: int = 30_000,
         background_index: bool = True,
+        stamp_seconds: float | None = STAMP_SECONDS,
     ) -> Forest:
         """Open the store at `path`: a file path, `sqlite:///PATH` or `postgresql://...`
         (None: `FOREST_DB`, else the user data directory).
@@ -170,6 +173,10 @@ class Forest(TreeFacade, ModelFacade):
         unindexed append index them, `index_semantic` embeds). A search always
         finds every append acknowledged before it. PostgreSQL indexes inside
         the append.
+
+        A worktree stamp that takes longer than `stamp_seconds` (None: no
+        bound) is recorded as unknown, with the reason, instead of holding up
+        the append (gitstamp.py).
         """
         if durability not in DURABILITIES:
             raise InvalidArgument("durability", f"expected one of normal, full; got {durability!r}")
@@ -181,7 +188,7 @@ class Forest(TreeFacade, ModelFacade):
             busy_timeout_ms=busy_timeout_ms,
             background_index=background_index,
         )
-        return cls(backend, clock or utc_now)
+        return cls(backend, clock or utc_now, stamp_seconds)
 
     @property
     def location(self) -> str:
@@ -513,6 +520,18 @@ class Forest(TreeFacade, ModelFacade):
         if target is None:
             return Divergence("unknown", reason="session has no entries")
         return self._worktrees.compare(session_id, self._store.entry(session_id, target).stamp)
+
+    def stamp_ahead(self, session_id: str) -> Stamping:
+        """Take the stamp the next append to `session_id` will carry, now, on this thread:
+        for a caller whose appends run on one writer thread (the server) and that must
+        not stamp there. Hand it over with `stamped`."""
+        return self._worktrees.stamping(session_id)
+
+    def stamped(self, stamps: Mapping[str, Stamping]) -> AbstractContextManager[None]:
+        """Within the block, this thread's appends to these sessions carry the stamps
+        `stamp_ahead` took (each still all or nothing; a session bound meanwhile by
+        another process is stamped again inside the write, as always)."""
+        return self._worktrees.stamped(stamps)
 
     def current_stamp(self, session_id: str) -> dict[str, Any] | None:
         """The stamp the worktree of the session's directory would get now (None: none)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,10 @@ class GitRefused(Exception):
     """Internal: git failed, or refused the directory; the message is git's (or ours)."""
 
 
+class GitTooSlow(GitRefused):
+    """Internal: git did not finish within the time it was given (it was killed)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Overrides:
     pairs: tuple[tuple[str, str], ...]
@@ -127,9 +132,16 @@ def invocation(
     return ["git", "--no-pager", *args], _environment(pairs)
 
 
-def run(cwd: str, args: Iterable[str], pairs: Iterable[tuple[str, str]] = FIXED) -> bytes:
-    """Run `git --no-pager ARGS` in `cwd` with `pairs` pinned; stdout, or GitRefused."""
+def run(
+    cwd: str,
+    args: Iterable[str],
+    pairs: Iterable[tuple[str, str]] = FIXED,
+    timeout: float | None = None,
+) -> bytes:
+    """Run `git --no-pager ARGS` in `cwd` with `pairs` pinned; stdout, or GitRefused
+    (GitTooSlow past `timeout` seconds, default 60: git is killed)."""
     argv, env = invocation(args, pairs)
+    limit = 60.0 if timeout is None else max(timeout, 0.001)
     try:
         done = subprocess.run(
             argv,
@@ -138,8 +150,10 @@ def run(cwd: str, args: Iterable[str], pairs: Iterable[tuple[str, str]] = FIXED)
             stdin=subprocess.DEVNULL,
             capture_output=True,
             check=False,
-            timeout=60,
+            timeout=limit,
         )
+    except subprocess.TimeoutExpired:
+        raise GitTooSlow(f"git {argv[2]} took longer than {limit:g} s") from None
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitRefused(str(exc)) from exc
     if done.returncode != 0:
@@ -200,7 +214,9 @@ class SafeGit:
     def __init__(self) -> None:
         self._cache: dict[str, _Overrides] = {}
 
-    def pairs(self, root: str, git_dirs: Iterable[str] = ()) -> tuple[tuple[str, str], ...]:
+    def pairs(
+        self, root: str, git_dirs: Iterable[str] = (), timeout: float | None = None
+    ) -> tuple[tuple[str, str], ...]:
         """FIXED plus a blank for every program key the repository's config names."""
         cached = self._cache.get(root)
         if cached is not None and all(_stat(path) == seen for path, seen in cached.watched):
@@ -211,7 +227,7 @@ class SafeGit:
         ]
         # Stat before reading: a change between the two then shows next time.
         before = {path: _stat(path) for path in candidates}
-        blanks, files, branch_dependent = _parse(run(root, CONFIG_ARGS), root)
+        blanks, files, branch_dependent = _parse(run(root, CONFIG_ARGS, timeout=timeout), root)
         pairs = FIXED + tuple(dict.fromkeys(blanks))
         if branch_dependent:
             self._cache.pop(root, None)
@@ -220,8 +236,21 @@ class SafeGit:
             self._cache[root] = _Overrides(pairs, tuple(watched.items()))
         return pairs
 
-    def run(self, root: str, args: Iterable[str], git_dirs: Iterable[str] = ()) -> bytes:
-        return run(root, args, self.pairs(root, git_dirs))
+    def run(
+        self,
+        root: str,
+        args: Iterable[str],
+        git_dirs: Iterable[str] = (),
+        deadline: float | None = None,
+    ) -> bytes:
+        """`run` with this repository's program keys blanked; `deadline` (monotonic) bounds
+        both git calls (GitTooSlow)."""
+        pairs = self.pairs(root, git_dirs, _left(deadline))
+        return run(root, args, pairs, _left(deadline))
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
 
 
 def refusal(message: str, directory: str | os.PathLike[str]) -> str:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from typing import Any
 
 from . import gitsafe
 from .model.entries import Divergence as Divergence  # its home is the model
 
 STAMP_VERSION = 1
+# How long one stamp may take (git status plus hashing the dirty files) before it is
+# recorded as unknown: an append never waits on a huge tree for longer.
+STAMP_SECONDS = 5.0
 
 # -z: no quoting (core.quotepath cannot matter); --no-renames and
 # --ignore-submodules=none pin what rename/submodule config would change;
@@ -102,7 +106,7 @@ class Stamper:
         """Why `cwd` has no stamp, in words for a user (after `stamp` returned None)."""
         return gitsafe.refusal(self._refusals.get(os.fspath(cwd), ""), cwd)
 
-    def _content(self, root: str, rel: bytes) -> bytes:
+    def _content(self, root: str, rel: bytes, deadline: float | None = None) -> bytes:
         full = os.path.join(os.fsencode(root), rel)
         try:
             info = os.lstat(full)
@@ -120,38 +124,73 @@ class Stamper:
         with open(full, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _TooSlow  # the files hashed whole so far stay cached
         # The executable bit is state git tracks; other mode bits are not.
         value = digest.hexdigest().encode() + (b"+x" if info.st_mode & 0o100 else b"")
         self._digests[full] = (key, value)
         return value
 
-    def stamp(self, cwd: str | os.PathLike[str]) -> dict[str, Any] | None:
-        """The stamp of the worktree containing `cwd`, or None when it is not a repository."""
+    def stamp(
+        self, cwd: str | os.PathLike[str], seconds: float | None = None
+    ) -> dict[str, Any] | None:
+        """The stamp of the worktree containing `cwd`, or None when it is not a repository.
+
+        With `seconds`, a stamp that takes longer (git status on a huge tree, hashing
+        gigabytes of untracked files) is recorded as unknown instead: `unknown` says
+        why, `dirty` is None, and it never matches or diverges. The file digests made
+        meanwhile stay cached, so the next stamp gets further.
+        """
+        deadline = time.monotonic() + seconds if seconds is not None else None
         found = self._locate(cwd)
         if found is None:
             return None
         root, git_dirs = found
         try:
-            head, records = _records(self._git.run(root, STATUS_ARGS, git_dirs))
+            head, records = _records(self._git.run(root, STATUS_ARGS, git_dirs, deadline))
+        except gitsafe.GitTooSlow:
+            return unknown(None, f"git status took longer than {seconds:g} s")
         except gitsafe.GitRefused as exc:
             self._refusals[os.fspath(cwd)] = str(exc)
             return None
         lines = []
-        for record in records:
-            rel, hash_content = _path_of(record)
-            content = self._content(root, rel) if hash_content else b""
-            lines.append(record + b"\0" + content)
+        try:
+            for record in records:
+                rel, hash_content = _path_of(record)
+                content = self._content(root, rel, deadline) if hash_content else b""
+                lines.append(record + b"\0" + content)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _TooSlow
+        except _TooSlow:
+            why = f"hashing the {len(records)} changed files took longer than {seconds:g} s"
+            return unknown(head, why, len(records))
         # Sorted: the order git happens to list files in is not state.
         digest = hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
         return {"v": STAMP_VERSION, "head": head, "dirty": digest, "dirty_files": len(lines)}
+
+
+class _TooSlow(Exception):
+    """Internal: a stamp ran past its time."""
+
+
+def unknown(head: str | None, why: str, dirty_files: int | None = None) -> dict[str, Any]:
+    """A stamp that could not be taken in time: HEAD when git said it, and why."""
+    return {"v": STAMP_VERSION, "head": head, "dirty": None, "dirty_files": dirty_files,
+            "unknown": why}  # fmt: skip
 
 
 def compare(stamp: dict[str, Any] | None, current: dict[str, Any] | None, why: str) -> Divergence:
     """Compare an entry's stamp with the worktree's current stamp."""
     if stamp is None:
         return Divergence("unknown", reason=why or "entry has no stamp (written before stamping)")
+    if stamp.get("unknown"):
+        return Divergence("unknown", reason=f"the entry's stamp is unknown: {stamp['unknown']}",
+                          stamp=stamp)  # fmt: skip
     if current is None:
         return Divergence("unknown", reason=why or "directory is not a git repository", stamp=stamp)
+    if current.get("unknown"):
+        reason = f"the worktree's state is unknown now: {current['unknown']}"
+        return Divergence("unknown", reason=reason, stamp=stamp, current=current)
     head_differs = stamp.get("head") != current.get("head")
     dirty_differs = stamp.get("dirty") != current.get("dirty")
     if head_differs or dirty_differs:

@@ -5,16 +5,24 @@ gitstamp.py); imported chats start unbound, their recorded directory kept as
 data (`origin_cwd`) until `bind`. Stamps are taken before a backend's write
 lock (git status must not hold up other writers); when another process bound
 the session meanwhile, the backend asks for a stamp again inside its lock.
+
+Each stamp is bounded (`stamp_seconds`, gitstamp.STAMP_SECONDS): one that
+takes longer is recorded as unknown with the reason. A caller with one writer
+thread (the server) takes stamps ahead on other threads (`stamping`) and hands
+them to the appends it then runs (`stamped`), so a slow worktree never holds up
+another session's append.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import InvalidArgument
-from .gitstamp import Divergence, Stamper, compare
+from .gitstamp import STAMP_SECONDS, Divergence, Stamper, compare
 from .rules.append import stamp_text
 from .store.base import UNSTAMPED, Stamping, Store
 
@@ -23,11 +31,13 @@ class Worktrees:
     """The stamper and the bound directories one facade has seen (a cache: a
     directory, once bound, never changes; an unbound one may become bound)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, stamp_seconds: float | None = STAMP_SECONDS) -> None:
         self._store = store
         self._stamper = Stamper()
+        self.stamp_seconds = stamp_seconds
         self._cwd: dict[str, str | None] = {}
         self._unbound: dict[str, Stamping] = {}
+        self._ahead = threading.local()  # stamps taken ahead, for this thread's appends
 
     def bind(self, session_id: str, directory: str | os.PathLike[str]) -> None:
         path = os.path.abspath(directory)
@@ -48,7 +58,18 @@ class Worktrees:
         return cwd
 
     def stamp(self, cwd: str | None) -> dict[str, Any] | None:
-        return self._stamper.stamp(cwd) if cwd is not None else None
+        return self._stamper.stamp(cwd, self.stamp_seconds) if cwd is not None else None
+
+    @contextmanager
+    def stamped(self, stamps: Mapping[str, Stamping]) -> Iterator[None]:
+        """Within the block, this thread's appends to these sessions take these stamps
+        (taken ahead by `stamping` on another thread) instead of stamping again."""
+        before = getattr(self._ahead, "stamps", None)
+        self._ahead.stamps = {**(before or {}), **stamps}
+        try:
+            yield
+        finally:
+            self._ahead.stamps = before
 
     def stamping(self, session_id: str) -> Stamping:
         """How an append to `session_id` is stamped.
@@ -58,6 +79,9 @@ class Worktrees:
         calls `restamp` for that directory inside its lock. An unbound session's
         Stamping is made once and reused: most appends are to unbound sessions.
         """
+        ahead: Mapping[str, Stamping] | None = getattr(self._ahead, "stamps", None)
+        if ahead is not None and session_id in ahead:
+            return ahead[session_id]  # taken ahead for this append (`stamped`)
         cwd = self.directory(session_id)
         if cwd is None:
             found = self._unbound.get(session_id)
@@ -82,7 +106,7 @@ class Worktrees:
             return Divergence("unknown", reason="session is not bound to a directory", stamp=stamp)
         if not os.path.isdir(cwd):
             return Divergence("unknown", reason=f"directory {cwd} does not exist", stamp=stamp)
-        current = self._stamper.stamp(cwd)
+        current = self._stamper.stamp(cwd, self.stamp_seconds)
         why = "" if current is not None else self._stamper.refusal(cwd)
         return compare(stamp, current, why)
 

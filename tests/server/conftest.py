@@ -66,11 +66,25 @@ def start(db: Path, *args: str, env: dict[str, str] | None = None) -> Running:
 # `forest serve` with other Limits (short deadlines, a small cap): the same `run`,
 # started from Python so a test need not wait out the defaults.
 _LIMITED = """
-import sys, json
+import sys, json, threading
 from sessionforest.server.limits import Limits
 from sessionforest.server.serve import ServeOptions, run
 options = json.loads(sys.argv[1])
 limits = Limits(**options.pop("limits"))
+if options.pop("stall", False):
+    # `test/stall`: a read that pins its reader thread and never looks at its deadline,
+    # as a pathological statement did (the server is stopped while these run).
+    from sessionforest.server import api, openrpc
+    from sessionforest.server.handlers import entries, feed, io, search, sessions, talk
+    from sessionforest.server.registry import Group, NoParams, Registry
+    group = Group("test")
+
+    @group.method("test/stall", NoParams, dict, "read")
+    def stall(call, p):
+        threading.Event().wait()
+
+    api.METHODS = Registry(sessions.group, entries.group, search.group, io.group, feed.group,
+                           openrpc.group, talk.group, group)
 options = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
 run(ServeOptions(port=0, limits=limits, **options), lambda line: print(line, flush=True))
 """

@@ -118,3 +118,33 @@ def test_a_provider_failure_says_why_and_writes_nothing(talking: Any) -> None:
         assert answer["error"]["data"]["type"] == "ProviderError"
         assert answer["error"]["data"]["reason"] == "quota"
         assert call(http, "sessions/get", {"session_id": sid})["entry_count"] == before
+
+
+def test_stop_from_another_connection_stops_nothing(talking: Any) -> None:
+    # Before: replies were kept in one process-wide table keyed by the caller's reply id,
+    # so any client could stop any other's reply by naming its id.
+    _, running, standin = talking
+    standin.reply_text(" ".join(f"word{i}" for i in range(20)), chunks=20, chunk_delay=0.05)
+    with httpx.Client(base_url=running.url) as http, connect(running.ws) as other:
+        sid = _session(http)
+        deltas: list[str] = []
+        with connect(running.ws) as ws:
+            ws.send(json.dumps({"jsonrpc": "2.0", "method": "chat/reply", "id": 1,
+                                "params": {"session_id": sid, "reply_id": "same"}}))  # fmt: skip
+            while True:
+                message = json.loads(ws.recv(timeout=30))
+                if message.get("method") == "chat/delta":
+                    deltas.append(message["params"]["text"])
+                    if len(deltas) == 2:  # the reply is running: another client tries
+                        stop = {"jsonrpc": "2.0", "method": "chat/stop", "id": 9,
+                                "params": {"reply_id": "same"}}  # fmt: skip
+                        other.send(json.dumps(stop))
+                        tried = json.loads(other.recv(timeout=30))
+                        assert tried["result"] == {"reply_id": "same", "stopping": False}
+                elif message.get("id") == 1:
+                    break
+        result = message["result"]
+        assert (result["stopped"], result["incomplete"]) == (False, False)
+        assert len(deltas) >= 2
+        # Over HTTP each request is a connection of its own: it cannot stop a reply either.
+        assert call(http, "chat/stop", {"reply_id": "same"})["stopping"] is False

@@ -56,6 +56,14 @@ from .common import State, pass_state, store_location
     help="Directory sessions/import may read from (repeatable; none: no imports).",
 )
 @click.option(
+    "--bind-root",
+    "bind_roots",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory inside which HTTP/WebSocket clients may bind sessions (sessions/create "
+    "cwd: their appends are stamped with its git state) (repeatable; none: no binding).",
+)
+@click.option(
     "--allow-origin",
     "allow_origins",
     multiple=True,
@@ -100,6 +108,7 @@ def serve(
     token_file: Path | None,
     stdio: bool,
     import_roots: tuple[Path, ...],
+    bind_roots: tuple[Path, ...],
     allow_origins: tuple[str, ...],
     allow_hosts: tuple[str, ...],
     durability: str,
@@ -122,7 +131,8 @@ def serve(
     Listens on loopback only unless a token is given (--token, $FOREST_TOKEN or
     --token-file; at least 16 characters). It answers to the bound address, this
     machine's names and --allow-host names. Browser requests from other origins
-    are refused. sessions/import reads only inside --import-root directories.
+    are refused. sessions/import reads only inside --import-root directories, and
+    a remote client binds sessions only inside --bind-root directories.
     Stops cleanly on Ctrl-C or SIGTERM.
     """
     from ..server import ServeOptions, run  # BackendUnavailable without the extra
@@ -134,6 +144,7 @@ def serve(
         token=_token(token, token_file),
         stdio=stdio,
         import_roots=import_roots,
+        bind_roots=bind_roots,
         allow_origins=allow_origins,
         allow_hosts=allow_hosts,
         durability=durability,

@@ -4,7 +4,7 @@
 module: where requests run (threads.py: the reader pool, the one writer and
 its group commit, the status cache), other processes' commits
 (watcher.py), work behind the appends (maintenance.py), which files may be
-imported (roots.py), running model replies (replies.py) and the provider
+imported or bound (roots.py), running model replies (replies.py) and the provider
 clients they and deep search share (providers.Clients). Nothing here runs the
 facade on the loop.
 """
@@ -28,8 +28,8 @@ from .changes import Change, Hub, Push
 from .limits import Limits
 from .maintenance import Maintenance, store_maintenance
 from .replies import Replies
-from .roots import ImportRoots
-from .threads import Readers, Writer
+from .roots import BindRoots, ImportRoots
+from .threads import Readers, Stamps, Writer
 from .watcher import WATCH_SECONDS, OwnCommits, Watcher
 
 if TYPE_CHECKING:
@@ -88,12 +88,14 @@ class Server:
         *,
         limits: Limits | None = None,
         import_roots: tuple[Path, ...] = (),
+        bind_roots: tuple[Path, ...] = (),
         provider: ProviderConfig | None = None,
     ) -> None:
         self.forest = forest
         self.provider = provider  # the model chat/reply talks to (None: none configured)
         self.limits = limits or Limits()
         self.import_roots = ImportRoots(import_roots)
+        self.bind_roots = BindRoots(bind_roots)  # where a remote client may bind (roots.py)
         self.hub = Hub(self.limits.history)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.clients = Clients()  # SDK clients, shared by chat/reply and deep search
@@ -103,12 +105,15 @@ class Server:
         self.own = OwnCommits()
         self.writer = Writer(forest, self._committed, self.own.guard)
         self.readers = Readers()
+        self.stamps = Stamps(forest)
         self.statuses = self.writer.statuses
         self.watcher = Watcher(forest, self.own, self._noticed, WATCH_SECONDS)
         self.maintenance: Maintenance | None = store_maintenance(forest)
         # `forest serve --watch`: the file mirror (server/mirror.py), started with the
         # watcher once the event loop runs, stopped before the writer drains.
         self.mirror: Maintenance | None = None
+        # The deadlines of the reads running now (rpc.py), so a stop can end them.
+        self.reading: set[Deadline] = set()
 
     def watch(self) -> None:
         """Start publishing other processes' commits (needs `loop`) and the work
@@ -135,8 +140,12 @@ class Server:
     async def read(self, fn: Callable[[], T]) -> T:
         return await self.readers.run(fn)
 
-    async def write(self, fn: Callable[[Call], T], call: Call) -> T:
-        return await self.writer.write(fn, call)
+    async def write(
+        self, fn: Callable[[Call], T], call: Call, *, stamp_for: str | None = None
+    ) -> T:
+        """Run `fn` on the writer thread; `stamp_for`: it appends to that session, whose
+        worktree stamp is taken first on a stamping thread (never on the writer)."""
+        return await self.writer.write(fn, call, await self.stamps.take(stamp_for))
 
     def write_now(self, fn: Callable[[Call], T], call: Call) -> T:
         """`write` for a thread of the server's own (the file mirror): runs `fn` as
@@ -144,17 +153,24 @@ class Server:
         be stopping)."""
         return self.writer.write_now(fn, call)
 
-    async def append(self, request: AppendRequest) -> Entry:
-        return await self.writer.append(request)
+    async def append(self, request: AppendRequest, *, stamp_for: str | None = None) -> Entry:
+        return await self.writer.append(request, await self.stamps.take(stamp_for))
 
-    def close(self) -> None:
-        """Let running writes finish (each is one transaction), then close the store."""
+    def close(self, grace: float | None = None) -> int:
+        """Stop: running searches are told to stop (their deadlines), running writes
+        finish (each is one transaction), running reads get at most `grace` seconds
+        (None: as long as they take); then the store closes. Returns how many reads
+        were still running, abandoned (reads write nothing: nothing is lost)."""
         if self.mirror is not None:
             self.mirror.stop()  # the import in progress finishes on the writer first
         self.watcher.stop()
         if self.maintenance is not None:
             self.maintenance.stop()
+        for deadline in list(self.reading):
+            deadline.cancel("the server is stopping")
+        self.stamps.close()
         self.writer.close()
-        self.readers.close()
+        stuck = self.readers.close(grace)
         self.clients.close()
         self.forest.close()
+        return stuck

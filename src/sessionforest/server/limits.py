@@ -38,7 +38,7 @@ class Limits:
     # How long a stop waits for running requests before it ends the process anyway.
     shutdown_grace: float = 10.0
     # A stamp (git status plus hashing the dirty files) that takes longer records
-    # "unknown" with the reason instead of holding up the append.
+    # "unknown" with the reason instead of holding up the append (gitstamp.STAMP_SECONDS).
     stamp_seconds: float = 5.0
     # A search (find or recall) still running after this long stops (SearchStopped,
     # -32004), as does one whose client went away: no reader thread stays pinned.

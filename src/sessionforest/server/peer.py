@@ -11,8 +11,9 @@ Both transports frame messages their own way and share everything else here:
   `submit` waits, so the transport stops reading and its peer is pushed back
   (TCP, or a full pipe);
 - teardown: running requests finish (their answers still go out while the
-  transport can carry them), then the connection's subscriptions and its
-  pre-started deep search are dropped and the outbox is drained and closed.
+  transport can carry them; after `Limits.shutdown_grace` they are cancelled),
+  then the connection's subscriptions and its pre-started deep search are
+  dropped and the outbox is drained and closed.
 
 A transport gives `write` (send one message, framed; it may wait while the
 peer is slow) and `hang_up` (called once, when nothing more will be sent); a
@@ -124,9 +125,16 @@ class Peer:
     # --- teardown ---------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Let running requests finish, drop what the client held, close the outbox."""
+        """Let running requests finish (at most `Limits.shutdown_grace` seconds, then
+        they are cancelled: a read stuck in the store must not hold the connection's
+        teardown, or a stop, forever), drop what the client held, close the outbox."""
         if self._running:
-            await asyncio.gather(*self._running, return_exceptions=True)
+            grace = self.server.limits.shutdown_grace
+            _, late = await asyncio.wait(self._running, timeout=grace)
+            for task in late:
+                task.cancel()  # a read's deadline is cancelled with it (rpc.py)
+            if late:
+                await asyncio.wait(late)
         self.server.hub.drop(self.push)
         self.server.prestarts.drop(self.client.id)  # a pre-start lives as long as its client
         self._finish()

@@ -62,6 +62,8 @@ class Method:
     handler: Callable[[Call, Any], Any]
     summary: str
     description: str
+    # It appends to its params' `session_id`: the stamp is taken ahead, off the writer.
+    appends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +83,21 @@ class Group:
         self.methods: dict[str, Method] = {}
 
     def method(
-        self, name: str, params: type[Params], result: Any, mode: Mode
+        self, name: str, params: type[Params], result: Any, mode: Mode, *, appends: bool = False
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Declare the decorated function as method `name`; its docstring's first
-        line is the summary, the rest the description."""
+        line is the summary, the rest the description. `appends`: a write that
+        appends to its params' `session_id` (its worktree stamp is taken ahead on
+        another thread, so the writer never waits on git)."""
 
         def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
             summary, _, description = (fn.__doc__ or "").strip().partition("\n")
             text = " ".join(line.strip() for line in description.splitlines() if line.strip())
             if name in self.methods:
                 raise ValueError(f"{self.area}: {name} is declared twice")
-            self.methods[name] = Method(name, params, result, mode, fn, summary.strip(), text)
+            self.methods[name] = Method(
+                name, params, result, mode, fn, summary.strip(), text, appends or mode == "append"
+            )
             return fn
 
         return declare

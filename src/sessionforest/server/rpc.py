@@ -215,6 +215,7 @@ class Dispatcher:
         if method.mode == "read":
             call.deadline = deadline = Deadline(server.limits.search_seconds)
             client.deadlines.add(deadline)
+            server.reading.add(deadline)
             try:
                 return await server.read(lambda: handler(call, params))
             except asyncio.CancelledError:
@@ -222,9 +223,12 @@ class Dispatcher:
                 raise
             finally:
                 client.deadlines.discard(deadline)
+                server.reading.discard(deadline)
+        stamp_for = getattr(params, "session_id", None) if method.appends else None
         if method.mode == "append":
-            return (await server.append(handler(call, params))).to_json()
-        return await server.write(lambda c: handler(c, params), call)
+            request = handler(call, params)
+            return (await server.append(request, stamp_for=stamp_for)).to_json()
+        return await server.write(lambda c: handler(c, params), call, stamp_for=stamp_for)
 
 
 def _dump(document: Any) -> bytes:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ from .context import Server
 from .limits import Limits
 from .security import Guard, Hosts, is_loopback, token_problem
 
+log = logging.getLogger("sessionforest.server")
+
 
 @dataclass(frozen=True, slots=True)
 class ServeOptions:
@@ -40,6 +44,7 @@ class ServeOptions:
     token: str | None = None
     stdio: bool = False
     import_roots: tuple[Path, ...] = ()
+    bind_roots: tuple[Path, ...] = ()  # where HTTP/WebSocket clients may bind sessions
     allow_origins: tuple[str, ...] = ()
     allow_hosts: tuple[str, ...] = ()  # more Host names served (a proxy's), as --allow-host
     durability: str = "normal"
@@ -80,9 +85,11 @@ def check(options: ServeOptions) -> Address | None:
     token); the address to bind (None for stdio)."""
     if options.token is not None and (why := token_problem(options.token)) is not None:
         raise InvalidArgument("--token", f"the token {why}")
-    for root in options.import_roots:
-        if not root.is_dir():
-            raise InvalidArgument("--import-root", f"{root} is not a directory")
+    for option, roots in (("--import-root", options.import_roots),
+                          ("--bind-root", options.bind_roots)):  # fmt: skip
+        for root in roots:
+            if not Path(root).is_dir():
+                raise InvalidArgument(option, f"{root} is not a directory")
     if options.stdio:
         return None
     address = resolve(options.host, options.port)
@@ -94,13 +101,15 @@ def check(options: ServeOptions) -> Address | None:
 def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
     address = check(options)
     provider = ProviderConfig.resolve(options.provider, options.model)
+    seconds = options.limits.stamp_seconds
     if options.readonly:
-        forest = Forest.open(options.db, readonly=True)
+        forest = Forest.open(options.db, readonly=True, stamp_seconds=seconds)
     else:
-        forest = Forest.open(options.db, durability=options.durability)
+        forest = Forest.open(options.db, durability=options.durability, stamp_seconds=seconds)
     server = Server(
-        forest, limits=options.limits, import_roots=options.import_roots, provider=provider
-    )
+        forest, limits=options.limits, import_roots=options.import_roots,
+        bind_roots=options.bind_roots, provider=provider,
+    )  # fmt: skip
     if provider is not None:
         # Importing an SDK takes seconds: made ahead, so the first reply does not wait.
         threading.Thread(target=server.clients.warm, args=(provider,), daemon=True).start()
@@ -114,7 +123,18 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
             assert address is not None
             _serve_http(server, options, address, echo)
     finally:
-        server.close()
+        stuck = server.close(options.limits.shutdown_grace)
+        if stuck:
+            # Still running after the grace (a statement that does not look at its
+            # deadline): this process ends without them, as it was asked to. Writes
+            # have all committed and the store is closed; the reads wrote nothing.
+            log.warning(
+                "forest serve: %d read(s) still running %g s after the stop; ending without "
+                "them", stuck, options.limits.shutdown_grace,
+            )  # fmt: skip
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # the reader threads would otherwise be joined at exit
 
 
 def _uvicorn_server() -> type:

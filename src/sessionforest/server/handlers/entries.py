@@ -68,7 +68,7 @@ class AppendManyParams(Params):
     expect_head: ExpectHead = UNSET
 
 
-@group.method("sessions/append_many", AppendManyParams, list[EntryJson], "write")
+@group.method("sessions/append_many", AppendManyParams, list[EntryJson], "write", appends=True)
 def append_many(call: Call, p: AppendManyParams) -> list[EntryJson]:
     """Append a whole turn as one chain in ONE transaction: all of it or nothing."""
     items = [(i.kind, i.payload, i.visibility) for i in p.items]
@@ -111,7 +111,7 @@ class CheckpointParams(Params):
     summary: str | None = None
 
 
-@group.method("sessions/checkpoint", CheckpointParams, EntryJson, "write")
+@group.method("sessions/checkpoint", CheckpointParams, EntryJson, "write", appends=True)
 def checkpoint(call: Call, p: CheckpointParams) -> EntryJson:
     """Record a checkpoint entry labelling the current state (the head moves onto it)."""
     entry = call.forest.checkpoint(p.session_id, p.label, p.summary)

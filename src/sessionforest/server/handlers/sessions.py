@@ -27,10 +27,18 @@ class CreateParams(Params):
 
 @group.method("sessions/create", CreateParams, SessionInfo, "write")
 def create(call: Call, p: CreateParams) -> Json:
-    """Create an empty session; `cwd` binds it to a directory of the server's machine."""
+    """Create an empty session; `cwd` binds it to a directory of the server's machine.
+
+    Over HTTP and WebSocket `cwd` must lie inside one of the server's
+    `--bind-root` directories (none given: no binding); the stdio peer may
+    bind any directory, as the CLI does.
+    """
     forest = call.forest
+    cwd: str | None = p.cwd
+    if cwd is not None and call.client.transport != "stdio":
+        cwd = str(call.server.bind_roots.resolve(cwd))
     sid = forest.create_session(
-        p.title, p.harness, p.cwd, session_id=p.session_id, visibility=p.visibility,
+        p.title, p.harness, cwd, session_id=p.session_id, visibility=p.visibility,
         created_at=p.created_at,
     )  # fmt: skip
     info = forest.session(sid)

@@ -7,8 +7,9 @@ the shared provider layer (providers.py) and records it through the provider's
 stream adapter, whose entries are written by the server's writer thread like
 any `sessions/append_many` (so every subscriber is notified). While it streams,
 the caller's connection gets `chat/delta` notifications with the text so far.
-`chat/stop` ends a reply early: the HTTP stream is closed and the adapter
-records what had finished as an incomplete message.
+`chat/stop` ends a reply early (only one the same connection asked for): the
+HTTP stream is closed and the adapter records what had finished as an
+incomplete message.
 
 The streaming runs on a thread of its own per reply (never on the writer or the
 reader pool: a reply lasts seconds to minutes).
@@ -81,11 +82,12 @@ async def reply(call: Call, p: ReplyParams) -> ReplyJson:
     cfg = server.provider
     if cfg is None:
         raise NoModelConfigured()
-    stop = server.replies.begin(p.reply_id, cfg)  # refused when that id already runs
+    # Known by this client and its id: refused when this client already runs that id.
+    stop = server.replies.begin(call.client.id, p.reply_id, cfg)
     try:
         return await _reply(call, p, cfg, stop)
     finally:
-        server.replies.end(p.reply_id)
+        server.replies.end(call.client.id, p.reply_id)
 
 
 async def _reply(
@@ -148,8 +150,10 @@ class StopJson(TypedDict):
 
 @group.method("chat/stop", StopParams, StopJson, "loop")
 def stop(call: Call, p: StopParams) -> StopJson:
-    """Stop a running `chat/reply`; it answers with what was recorded (incomplete)."""
-    return {"reply_id": p.reply_id, "stopping": call.server.replies.stop(p.reply_id)}
+    """Stop a `chat/reply` this connection is running; it answers with what was recorded
+    (incomplete). Another connection's reply is never stopped (`stopping` is false)."""
+    stopping = call.server.replies.stop(call.client.id, p.reply_id)
+    return {"reply_id": p.reply_id, "stopping": stopping}
 
 
 def _move(call: Call, session_id: str, entry_id: str) -> None:
@@ -178,5 +182,7 @@ class _Writer:
     def append_many(
         self, session_id: str, items: Sequence[tuple[str, dict[str, Any], str | None]]
     ) -> list[Entry]:
-        write = self.call.server.write(lambda c: append_turn(c, session_id, items), self.call)
+        write = self.call.server.write(
+            lambda c: append_turn(c, session_id, items), self.call, stamp_for=session_id
+        )
         return asyncio.run_coroutine_threadsafe(write, self.loop).result()
