@@ -140,6 +140,18 @@ class DeepSearch:
     prestarted: bool = False
     usage_session: str | None = None
 
+    def line(self) -> str:
+        """One line saying which tier answered (under `forest find --deep`'s card)."""
+        if self.fallback is not None:
+            return f"  deep: the index answered ({self.fallback}: {self.fallback_detail})"
+        if self.tier == "index":
+            return "  deep: the index was sure; no model asked"
+        named = self.answer or "none of the chats"
+        return (
+            f"  deep: the model chose {named} after {self.lookups} lookups, "
+            f"{self.elapsed_ms} ms ({self.model_ms} ms model)"
+        )
+
     def to_json(self) -> DeepSearchJson:
         doc = self.search.to_json()
         return {
@@ -456,19 +468,6 @@ def run(forest: Any, prepared: Prepared, *, began: float | None = None) -> DeepS
         usage,
         round((time.perf_counter() - began) * 1000),
         round(loop.model_s * 1000),
-    )
-
-
-def deep_line(result: DeepSearch) -> str:
-    """One line saying which tier answered (under `forest find --deep`'s card)."""
-    if result.fallback is not None:
-        return f"  deep: the index answered ({result.fallback}: {result.fallback_detail})"
-    if result.tier == "index":
-        return "  deep: the index was sure; no model asked"
-    named = result.answer or "none of the chats"
-    return (
-        f"  deep: the model chose {named} after {result.lookups} lookups, "
-        f"{result.elapsed_ms} ms ({result.model_ms} ms model)"
     )
 
 

@@ -38,6 +38,7 @@ from .errors import (
     UnknownSession,
 )
 from .forest_follow import FollowFacade
+from .forest_models import ModelFacade
 from .forest_trees import suggesting
 from .gitstamp import STAMP_SECONDS, Divergence
 from .ids import Clock, id_problem, new_id, title_text, utc_now
@@ -113,7 +114,7 @@ def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list
     return entries
 
 
-class Forest(FollowFacade):
+class Forest(FollowFacade, ModelFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
     def __init__(

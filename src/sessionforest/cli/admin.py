@@ -17,7 +17,6 @@ import click
 from ..demo import build_demo
 from ..errors import UnknownSession
 from ..forest import Forest
-from ..projection import project
 from ..render import escape, plural
 from .common import State, emit_json, json_option, pass_state, store_location
 from .entries import draw_tree, print_log
@@ -199,7 +198,7 @@ def demo(state: State, demo_db: Path | str | None) -> None:
         draw_tree(store.forest, sid)
         click.echo("\nActive path (root -> head):")
         print_log(store.forest, sid)
-        context = project(store.forest, sid)
+        context = store.forest.project(sid)
         click.echo(
             f"\nAgent context: {plural(len(context), 'message')} from the active branch "
             "(hidden tool events, the checkpoint and the abandoned branch left out)."

@@ -10,8 +10,6 @@ from datetime import datetime
 
 import click
 
-from ..deep import deep_line, deep_search
-from ..deep import usage as deep_usage
 from ..ids import parse_iso
 from ..model import SessionStatus
 from ..providers import PROVIDERS, ProviderConfig
@@ -109,12 +107,12 @@ def find(
     now = _moment(now_text)
     if deep or provider or model:
         cfg = ProviderConfig.resolve(provider, model)
-        found = deep_search(state.forest, query, cfg, now=now, limit=limit, harness=harness)
+        found = state.forest.deep_search(query, cfg, now=now, limit=limit, harness=harness)
         if as_json:
             emit_json(found.to_json())
         else:
             click.echo(find_card(found.search))
-            click.echo(escape(deep_line(found)))
+            click.echo(escape(found.line()))
         return
     result = state.reader.search_chats(query, now=now, limit=limit, harness=harness)
     if as_json:
@@ -128,7 +126,7 @@ def find(
 @pass_state
 def usage(state: State, as_json: bool) -> None:
     """Model usage of deep searches (each a hidden chat_search session)."""
-    records = deep_usage(state.reader)
+    records = state.reader.deep_usage()
     if as_json:
         emit_json({"task_family": "chat_search", "searches": records})
         return

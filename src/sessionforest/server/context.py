@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..deadline import Deadline
-from ..deep import Prestarts
 from ..forest import AppendRequest, Forest
+from ..forest_models import Prestarts
 from ..ids import new_id
 from ..model import Entry
 from ..providers import Clients, ProviderConfig

@@ -11,9 +11,9 @@ from msgspec import UNSET, Meta, Struct
 
 from ...forest import UNSET as FOREST_UNSET
 from ...forest import AppendRequest
+from ...forest_models import Message
 from ...kinds import KINDS
 from ...model import Divergence, Entry, Snapshot
-from ...projection import Message, project
 from ...store.base import Unset
 from ...wire import Compare, EntriesPage, EntryJson, Json, LogEntryJson
 from ..changes import Change, appended
@@ -240,7 +240,7 @@ def forest_snapshot(call: Call, p: SnapshotParams) -> Json:
 @group.method("sessions/project", SessionParams, list[Message], "read")
 def project_session(call: Call, p: SessionParams) -> list[Message]:
     """The provider-neutral context of the active branch (what a model would be sent)."""
-    return project(call.forest, p.session_id)
+    return call.forest.project(p.session_id)
 
 
 class StatusParams(Params):

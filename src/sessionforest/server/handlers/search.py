@@ -8,8 +8,6 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from ...deep import deep_search
-from ...deep import usage as deep_usage
 from ...errors import InvalidArgument
 from ...providers import ProviderConfig
 from ...wire import ChatSearchJson, DeepSearchJson, EntryHitJson, UsageRecordJson
@@ -125,8 +123,8 @@ def _deep(
 ) -> DeepSearchJson:
     cfg = ProviderConfig.resolve(provider, model)
     prepared = call.server.prestarts.take(call.client.id, query, limit, harness)
-    found = deep_search(
-        call.forest, query, cfg, now=_now(now_text), limit=limit, harness=harness,
+    found = call.forest.deep_search(
+        query, cfg, now=_now(now_text), limit=limit, harness=harness,
         prepared=prepared, clients=call.server.clients,
     )  # fmt: skip
     return found.to_json()
@@ -156,4 +154,4 @@ class UsageParams(Params):
 @group.method("search/usage", UsageParams, list[UsageRecordJson], "read")
 def search_usage(call: Call, p: UsageParams) -> list[UsageRecordJson]:
     """Model usage of every deep search, oldest first (task_family chat_search)."""
-    return deep_usage(call.forest)
+    return call.forest.deep_usage()

@@ -1,8 +1,8 @@
 """Talking to a model from the web UI: `chat/model`, `chat/reply`, `chat/stop`.
 
 `chat/reply` projects the session's active branch (optionally after moving the
-head to `parent`, which is how "regenerate" branches), renders it for the
-configured provider (`to_anthropic` / `to_openai`), streams the reply through
+head to `parent`, which is how "regenerate" branches) and renders it for the
+configured provider (`Forest.model_context`), streams the reply through
 the shared provider layer (providers.py) and records it through the provider's
 stream adapter, whose entries are written by the server's writer thread like
 any `sessions/append_many` (so every subscriber is notified). While it streams,
@@ -26,9 +26,7 @@ from msgspec import Meta
 
 from ...errors import NoModelConfigured
 from ...model import Entry
-from ...projection import project
 from ...providers import ProviderConfig, stream_adapter, stream_events
-from ...render_providers import to_anthropic, to_openai
 from ...wire import EntryJson
 from ..changes import Change
 from ..context import Call
@@ -98,14 +96,9 @@ async def _reply(
     server = call.server
     if p.parent is not None:
         await server.write(lambda c: _move(c, p.session_id, p.parent or ""), call)
-    messages = await server.read(lambda: project(server.forest, p.session_id))
-    system: Any = None  # OpenAI Responses takes system messages as input items
-    if cfg.provider == "anthropic":
-        rendered = to_anthropic(messages, session_id=p.session_id)
-        system = rendered.get("system")
-        turns: Sequence[Any] = rendered["messages"]
-    else:
-        turns = to_openai(messages, "responses", session_id=p.session_id)
+    system, turns = await server.read(
+        lambda: server.forest.model_context(p.session_id, cfg.provider)
+    )
     loop = asyncio.get_running_loop()
     push = call.client.push
 

@@ -1,0 +1,72 @@
+"""The facade's model side: deep search, and a session's context as a model is sent it.
+
+`Forest` is a `ModelFacade`: the surfaces (CLI, server, integrations) reach the
+deep-search tier (deep.py), projection (projection.py) and the providers'
+renderings (render_providers.py) only through these methods, never by
+importing those modules (the "surfaces" import contract, pyproject.toml). The
+providers themselves (configuration, the client cache, streaming a reply)
+stay the surfaces' to drive: `sessionforest.providers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from . import deep
+from .deep import DeepSearch, Prepared, Prestarts
+from .projection import Message, project
+from .providers import Clients, ProviderConfig
+from .render_providers import to_anthropic, to_openai
+from .wire import UsageRecordJson
+
+if TYPE_CHECKING:
+    from .model import Entry
+
+__all__ = ["DeepSearch", "Message", "ModelFacade", "Prepared", "Prestarts"]
+
+
+class ModelFacade:
+    """The deep-search and model-context half of `Forest`."""
+
+    if TYPE_CHECKING:  # Forest's
+
+        def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]: ...
+
+    def project(self, session_id: str) -> list[Message]:
+        """The provider-neutral context of the active branch, root first (what a model
+        would be sent; fails closed, projection.py)."""
+        return project(self, session_id)
+
+    def model_context(self, session_id: str, provider: str) -> tuple[Any, Sequence[Any]]:
+        """The active branch rendered for `provider`'s SDK: (system, turns). Anthropic
+        takes the system prompt apart; OpenAI's Responses API as input items (no system)."""
+        messages = self.project(session_id)
+        if provider == "anthropic":
+            rendered = to_anthropic(messages, session_id=session_id)
+            return rendered.get("system"), rendered["messages"]
+        return None, to_openai(messages, "responses", session_id=session_id)
+
+    def deep_search(
+        self,
+        query: str,
+        config: ProviderConfig | None,
+        *,
+        now: datetime | None = None,
+        limit: int = 8,
+        harness: str | None = None,
+        prepared: Prepared | None = None,
+        clients: Clients | None = None,
+    ) -> DeepSearch:
+        """find-a-chat with the model tier (docs/deep-search.md): the index and its gate
+        first; a model only when the gate is unsure and `config` names one. `prepared`:
+        a pre-started search (`Prestarts.take`); `clients`: the SDK client cache."""
+        return deep.deep_search(
+            self, query, config, now=now, limit=limit, harness=harness,
+            prepared=prepared, clients=clients,
+        )  # fmt: skip
+
+    def deep_usage(self) -> list[UsageRecordJson]:
+        """The model usage every deep search recorded, oldest first."""
+        return deep.usage(self)
