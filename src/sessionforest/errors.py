@@ -44,6 +44,7 @@
     ├── NoModelConfigured            the server was started without a provider and model
     ├── TooLarge                     what, size, limit: an answer past the server's limit
     ├── SearchStopped                reason: its deadline passed or its client went away
+    ├── ResumeRefused                target, what, reason: `forest resume` wrote nothing
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
 Every concrete error is also under exactly one family, which is what callers
@@ -62,7 +63,7 @@ status and JSON-RPC error code):
     Unavailable    exit 5  rpc -32004  StoreBusy, StoreUnreadable (StoreMissing, NotAStore,
                                        StoreOutdated), StoreIOError (StoreFull,
                                        StoreReadOnly), BackendUnavailable, ProviderError,
-                                       NoModelConfigured
+                                       NoModelConfigured, ResumeRefused
     Damaged        exit 6  rpc -32005  SessionDamaged (SessionQuarantined),
                                        UnsupportedSchemaVersion, MigrationError,
                                        ProjectionError
@@ -578,6 +579,17 @@ class SearchStopped(Unavailable):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"the search stopped: {reason}")
+
+
+class ResumeRefused(Unavailable):
+    """`forest resume` could not hand a branch to a harness (an untested CLI version, a
+    folder it cannot write, a cwd it cannot name): nothing was written."""
+
+    def __init__(self, target: str, what: str, reason: str) -> None:
+        self.target = target
+        self.what = what
+        self.reason = reason
+        super().__init__(f"cannot resume in {target}: {what}: {reason}; nothing was written")
 
 
 class NoModelConfigured(Unavailable):

@@ -679,7 +679,7 @@ class Forest(FollowFacade, ModelFacade):
         from .io import importers
 
         report = importers.run(
-            self._backend.bulk, self, fmt, Path(path), skip_bad=skip_bad, progress=progress
+            self._importing(), self, fmt, Path(path), skip_bad=skip_bad, progress=progress
         )
         if report.entries:
             # Their vectors are computed behind (the maintenance thread, once writes
@@ -706,7 +706,7 @@ class Forest(FollowFacade, ModelFacade):
         if isinstance(position, dict):
             position = SourcePosition.from_json(position)
         report, done = importers.import_source(
-            self._backend.bulk, self, fmt, Path(path), position, skip_bad=skip_bad,
+            self._importing(), self, fmt, Path(path), position, skip_bad=skip_bad,
             progress=progress,
         )  # fmt: skip
         if report.entries:

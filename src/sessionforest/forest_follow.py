@@ -23,7 +23,7 @@ import orjson
 from .errors import ForestError
 from .forest_trees import TreeFacade
 from .model import FollowReport, ImportReport
-from .store.base import Backend, FollowedSource
+from .store.base import Backend, BulkStore, FollowedSource, Handoff
 
 if TYPE_CHECKING:
     from .io.position import SourcePosition
@@ -105,6 +105,27 @@ class FollowFacade(TreeFacade):
         """Forget where the mirror stood in `path` (deleted or replaced: a file made
         there later is read from its start). Its chats stay."""
         self._backend.sources.forget_followed(source_key(path))
+
+    # --- hand-offs: transcripts `forest resume` wrote (store/base/handoffs.py) ---
+
+    def keep_handoff(self, handoff: Handoff) -> None:
+        """Record (or replace) the hand-off of a transcript written for a harness."""
+        self._backend.handoffs.keep_handoff(handoff)
+
+    def handoff(self, fmt: str, source_id: str) -> Handoff | None:
+        """The hand-off of the transcript `fmt`'s importer reads as `source_id`, if any."""
+        return self._backend.handoffs.handoff(fmt, source_id)
+
+    def handoffs(self, session_id: str) -> list[Handoff]:
+        """Every hand-off of a chat, oldest first."""
+        return self._backend.handoffs.handoffs(session_id)
+
+    def _importing(self) -> BulkStore:
+        """The store an import writes through: a transcript a hand-off names joins the
+        chat it continues (io/handoff.py)."""
+        from .io.handoff import Joining
+
+        return Joining(self._backend.bulk, self._backend.handoffs)
 
     def _note_failure(self, key: str, fmt: str, stored: FollowedSource | None, why: str) -> None:
         try:

@@ -116,7 +116,10 @@ def start_limited(
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Running]:
-    running = start(tmp_path / "store.db", "--import-root", str(tmp_path))
+    # sessions/resume writes where the harness looks: a folder of the test's own.
+    harnesses = {"CODEX_HOME": str(tmp_path / "codex-home"),
+                 "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home")}  # fmt: skip
+    running = start(tmp_path / "store.db", "--import-root", str(tmp_path), env=harnesses)
     yield running
     assert running.stop() == 0
 

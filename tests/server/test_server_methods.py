@@ -123,6 +123,13 @@ def test_every_method_answers_what_it_publishes(
         http, "sessions/import", {"format": "native", "path": str(tmp_path / "other.jsonl")}
     )
     assert (report["chats"], report["entries"], report["failed"]) == (1, 1, [])
+    handed = call(
+        http,
+        "sessions/resume",
+        {"session_id": sid, "to": "codex", "at": mark["id"], "cwd": str(tmp_path)},
+    )
+    assert handed["entry_id"] == mark["id"] and handed["argv"] == ["codex", "resume", handed["id"]]
+    assert Path(handed["path"]).is_relative_to(tmp_path / "codex-home") and handed["turns"] == 2
     assert call(http, "sessions/end", {"session_id": sid})["status"] == "ended"
     assert call(http, "sessions/archive", {"session_id": sid})["status"] == "archived"
     with httpx.Client(base_url=server.url) as other:

@@ -16,7 +16,20 @@ import click
 
 from ..errors import ForestError, family
 from ..render import escape
-from . import admin, diff, entries, hooks, io, mcp, search, serve, sessions, status, watch
+from . import (
+    admin,
+    diff,
+    entries,
+    hooks,
+    io,
+    mcp,
+    resume,
+    search,
+    serve,
+    sessions,
+    status,
+    watch,
+)
 from .common import JSON_KEY, State, emit_json, store_location
 
 
@@ -148,6 +161,7 @@ cli.add_command(entries.tree)
 cli.add_command(entries.tips)
 cli.add_command(status.status)
 cli.add_command(diff.diff)
+cli.add_command(resume.resume)
 cli.add_command(io.export)
 cli.add_command(io.import_group)
 cli.add_command(io.sources)

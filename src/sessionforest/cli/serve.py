@@ -130,7 +130,7 @@ def serve(
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
     compare, previews, workers,
     project, status, search_session_entries, search_chats, end, archive,
-    export, import, subscribe, unsubscribe, search/deep, search/usage,
+    export, import, resume, subscribe, unsubscribe, search/deep, search/usage,
     chat/model, chat/reply, chat/stop and rpc.discover. GET / is the web UI.
     Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL (or the
     call's params); so does the model the web UI talks to (or --provider/--model).

@@ -1,5 +1,6 @@
-"""Moving chats in and out: `sessions/export` (JSONL text) and `sessions/import`
-(files on the server's machine, inside its import roots)."""
+"""Moving chats in and out: `sessions/export` (JSONL text), `sessions/import`
+(files on the server's machine, inside its import roots) and `sessions/resume` (a
+branch handed to a harness on the server's machine)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from msgspec import Meta
 
 from ...io.importers import FORMATS
 from ...model.imports import ImportOutcome
+from ...resume import TARGETS, Resumed
+from ...resume import resume as hand_off
 from ...wire import Export, Json
 from ..changes import imported
 from ..context import Call
@@ -54,3 +57,29 @@ def import_chats(call: Call, p: ImportParams) -> Json:
         call.server.statuses.set(change.session_id, change.status)
         call.changed(change)
     return report.to_json()
+
+
+class ResumeParams(Params):
+    session_id: Id
+    to: Annotated[str, Meta(extra_json_schema={"enum": list(TARGETS)})]
+    # The entry to continue from (default: the head).
+    at: Id | None = None
+    # The directory the harness runs in (default: the chat's own, else the server's).
+    cwd: Annotated[str, Meta(min_length=1)] | None = None
+    any_version: bool = False
+
+
+@group.method("sessions/resume", ResumeParams, Resumed, "write")
+def resume(call: Call, p: ResumeParams) -> Resumed:
+    """Hand the path to an entry to a harness on the server's machine (`forest resume`).
+
+    Writes the path from the root to `at` (default: the head) as a new transcript
+    of Claude Code or Codex where that harness looks, under the
+    server user's home, records the hand-off (importing the transcript later
+    joins its new turns under the entry) and returns the command that continues
+    it, with what was folded into text or left out. Refused (nothing written):
+    an untested installed CLI version, a folder that cannot be written.
+    """
+    return hand_off(
+        call.forest, p.session_id, to=p.to, at=p.at, cwd=p.cwd, any_version=p.any_version
+    )

@@ -26,6 +26,10 @@ from .bulk import (
     ChatWriter,
     EntryReader,
 )
+from .handoffs import (
+    Handoff,
+    HandoffStore,
+)
 from .maintenance import (
     FULL_TEXT,
     VECTORS,
@@ -91,6 +95,8 @@ __all__ = [
     "EntryRow",
     "FollowedSource",
     "GroupedAppend",
+    "Handoff",
+    "HandoffStore",
     "Maintenance",
     "NewEntry",
     "NewSession",

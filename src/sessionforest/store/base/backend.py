@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ...deadline import Deadline
 from .bulk import BulkStore
+from .handoffs import HandoffStore
 from .maintenance import Maintenance
 from .search import SearchIndex
 from .sources import SourceStore
@@ -52,6 +53,11 @@ class Backend(Protocol):
     @property
     def sources(self) -> SourceStore:
         """Where the live mirror stands in each followed transcript file."""
+        ...
+
+    @property
+    def handoffs(self) -> HandoffStore:
+        """The transcripts `forest resume` wrote, each with the entry it continues."""
         ...
 
     @property

@@ -23,6 +23,7 @@ from ...deadline import Deadline
 from ...errors import ForestError, SearchStopped, StoreMissing, StoreUnreadable
 from ..base.maintenance import Maintenance
 from ..sql.dialect import POSTGRES
+from ..sql.handoffs import SQLHandoffs
 from ..sql.sources import SQLSources
 from . import schema
 from .bulk import PostgresBulk
@@ -48,6 +49,7 @@ class PostgresBackend:
 
     maintenance: Maintenance
     sources: SQLSources
+    handoffs: SQLHandoffs
     name = "postgresql"
     path: Path | None = None
     vectors: PostgresVectors | None = None
@@ -173,5 +175,6 @@ def open_postgres(
         PostgresBulk(db),
         Maintenance(where, enabled=background_index and not readonly),
         SQLSources(db, POSTGRES),
+        SQLHandoffs(db, POSTGRES),
         vectors=PostgresVectors(db),
     )

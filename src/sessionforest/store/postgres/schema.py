@@ -52,6 +52,7 @@ REFERENCE_TABLES: Final = (
     "digest_terms",
     "vector_model",
     "followed_sources",
+    "handoffs",
 )
 
 # The text search configuration: English snowball stems without stop words

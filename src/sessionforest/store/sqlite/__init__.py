@@ -19,6 +19,7 @@ from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
 from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
+from ..sql.handoffs import SQLHandoffs
 from ..sql.sources import SQLSources
 from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
@@ -43,6 +44,7 @@ class SQLiteBackend:
     vectors: SQLiteVectors
     maintenance: Maintenance
     sources: SQLSources
+    handoffs: SQLHandoffs
 
     name = "sqlite"
 
@@ -120,4 +122,7 @@ def open_sqlite(
     bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in, derived.imported_head)
     trees = SQLiteTrees(db)
     sources = SQLSources(db, SQLITE)
-    return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources)
+    handoffs = SQLHandoffs(db, SQLITE)
+    return SQLiteBackend(
+        target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources, handoffs
+    )

@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 23;
+PRAGMA user_version = 24;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -28,6 +28,7 @@ PRAGMA user_version = 23;
 -- migration entry_vectors
 -- migration entry_branch_index
 -- migration followed_sources
+-- migration handoffs
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -115,6 +116,22 @@ CREATE TABLE followed_sources (
 
 -- table forest_migrations on forest_migrations
 CREATE TABLE forest_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
+
+-- table handoffs on handoffs
+CREATE TABLE handoffs (
+    format TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    target TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (format, source_id)
+) WITHOUT ROWID;
+
+-- index handoffs_session on handoffs
+CREATE INDEX handoffs_session ON handoffs(session_id);
 
 -- view search_feed on search_feed
 CREATE VIEW search_feed AS

@@ -1,0 +1,123 @@
+"""`forest resume`: hand a branch of any chat to Claude Code or Codex.
+
+`resume` writes the path from the root to an entry (default: the head) as a
+NEW transcript where the target harness looks for its sessions, one module
+per target (claude_code.py, codex.py, over the harness-neutral
+turns of path.py), and records the hand-off in the store, so importing that
+transcript later (or following it live) joins the harness's new turns under
+the entry instead of copying the shared history (io/handoff.py). Nothing a
+harness wrote is touched; every hand-off is a new session id. The installed
+CLI's version is checked first (versions.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict
+
+from ..errors import EmptySession, InvalidArgument, ResumeRefused
+from ..ids import Clock, iso, utc_now
+from ..io.handoff import Plan
+from ..store.base import Handoff
+from . import claude_code, codex, versions
+from .path import Folded, turns
+
+if TYPE_CHECKING:
+    from ..forest import Forest
+
+__all__ = ["TARGETS", "Resumed", "resume"]
+
+_MODULES = {"claude-code": claude_code, "codex": codex}
+TARGETS = tuple(_MODULES)
+
+
+class Resumed(TypedDict):
+    """What `forest resume --json` prints and `sessions/resume` answers."""
+
+    session_id: str  # the chat handed off
+    entry_id: str  # the entry the new transcript continues
+    target: str
+    path: str  # the transcript written
+    id: str  # the harness's id of the new session
+    cwd: str  # where the command runs
+    command: str  # the one command that continues it (with `cd` when cwd is elsewhere)
+    argv: list[str]  # that command without the `cd`, to run in `cwd`
+    version: str  # the CLI version the transcript is written for
+    installed: str | None  # the installed CLI's version (None: not on PATH)
+    turns: int  # messages written
+    folded: list[str]  # what was folded into text or left out, counted
+
+
+def resume(
+    forest: Forest,
+    session: str,
+    *,
+    to: str,
+    at: str | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    any_version: bool = False,
+    clock: Clock | None = None,
+    here: str | None = None,
+) -> Resumed:
+    """Write the path to `at` (default: the head) of `session` as a new `to` transcript
+    and record the hand-off (module docstring). `cwd`: the directory the harness runs
+    in (default: the chat's own, else `here`, the current directory); `env`: where
+    HOME and the harnesses' variables are read (default: os.environ).
+
+    Refused before anything is written: an unknown session or entry (UnknownSession,
+    UnknownEntry), an empty chat (EmptySession), an unknown target (InvalidArgument),
+    a read-only store, an untested CLI version or a folder that cannot be written
+    (ResumeRefused)."""
+    module = _MODULES.get(to)
+    if module is None:
+        raise InvalidArgument("target", f"expected one of {', '.join(TARGETS)}; got {to!r}")
+    env = os.environ if env is None else env
+    session_id = forest.resolve_session(session)
+    entry_id = forest.resolve_entry(session_id, at) if at else forest.head(session_id)
+    if entry_id is None:
+        raise EmptySession(session_id)
+    if forest.readonly_why is not None:
+        raise ResumeRefused(to, f"store {forest.location}", f"read-only ({forest.readonly_why})")
+    info = forest.session(session_id)
+    directory = os.path.abspath(cwd or info.cwd or info.origin_cwd or here or os.getcwd())
+    installed = versions.check(to, env, any_version=any_version)
+    path = forest.path_to(session_id, entry_id)
+    folded = Folded()
+    messages = turns(path, module.CAN, folded)
+    if not messages:
+        raise ResumeRefused(to, f"entry {entry_id}", "its path holds no message to resend")
+    when = {e.id: e.created_at for e in path}
+    times = [when[t.entries[-1]] for t in messages]
+    written = module.write(
+        messages, times, cwd=directory, version=installed.writes, env=env,
+    )  # fmt: skip
+    # The last line stands for the entry itself: what the harness writes next continues it.
+    lines = dict(written.lines)
+    lines[written.prefix] = entry_id
+    now = iso((clock or utc_now)())
+    forest.keep_handoff(
+        Handoff(
+            written.format, written.source_id, session_id, entry_id, str(written.path), to,
+            Plan(written.prefix, lines).to_text(), now,
+        )
+    )  # fmt: skip
+    command = shlex.join(written.argv)
+    if directory != os.path.abspath(here or os.getcwd()):
+        command = f"cd {shlex.quote(directory)} && {command}"
+    return Resumed(
+        session_id=session_id,
+        entry_id=entry_id,
+        target=to,
+        path=str(written.path),
+        id=written.new_id,
+        cwd=directory,
+        command=command,
+        argv=written.argv,
+        version=installed.writes,
+        installed=installed.version,
+        turns=len(messages),
+        folded=folded.lines(),
+    )
