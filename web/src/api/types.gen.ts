@@ -439,6 +439,19 @@ export interface Methods {
     };
     result: ImportReportJson;
   };
+  "sessions/resume": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      to: "claude-code" | "codex";
+      at?: string | null;
+      cwd?: string | null;
+      any_version?: boolean;
+    };
+    result: Resumed;
+  };
   "sessions/subscribe": {
     params: {
       session_id?: string | null;
@@ -1156,6 +1169,26 @@ export interface SkippedLineJson {
   reason: string;
 }
 /**
+ * What `forest resume --json` prints and `sessions/resume` answers.
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "Resumed".
+ */
+export interface Resumed {
+  argv: string[];
+  command: string;
+  cwd: string;
+  entry_id: string;
+  folded: string[];
+  id: string;
+  installed: string | null;
+  path: string;
+  session_id: string;
+  target: string;
+  turns: number;
+  version: string;
+}
+/**
  * `sessions/subscribe`: the subscription, where this server's change feed stands,
  * and whether the changes after `since` were replayed (`replayed`) or are gone
  * (`resync`: the server restarted or they left its history; re-read what you show).
@@ -1561,6 +1594,20 @@ export interface ReplyParams {
 export interface ResolveParams {
   entry?: string | null;
   session: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "ResumeParams".
+ */
+export interface ResumeParams {
+  any_version?: boolean;
+  at?: string | null;
+  cwd?: string | null;
+  /**
+   * an exact id
+   */
+  session_id: string;
+  to: "claude-code" | "codex";
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema
