@@ -4,6 +4,7 @@
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LogEntryJson } from "../api/types.gen";
 import { absoluteTime, buildUnits, type Block, DEFAULT_FILTERS, type Filters, relativeTime, type StreamState, type Unit } from "../transcript";
+import { ContinueIn } from "./ContinueIn";
 import { Md } from "./Markdown";
 import { Raw, ToolCard, type WorkerLink } from "./ToolCard";
 
@@ -138,6 +139,7 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
                 Edit
               </button>
             )}
+            <ContinueIn sessionId={e.session_id} entryId={unit.entries[unit.entries.length - 1].id} sequence={e.sequence} />
           </header>
           {unit.blocks.map((b, i) => (
             <BlockView key={i} block={b} showRaw={filters.hidden} />
@@ -177,6 +179,7 @@ const UnitView = memo(function UnitView({ unit, filters, highlighted, sib, ...a 
                 Regenerate
               </button>
             )}
+            <ContinueIn sessionId={e.session_id} entryId={unit.entries[unit.entries.length - 1].id} sequence={e.sequence} />
           </header>
           {unit.blocks.map((b, i) => (
             // Each entry's first block carries its id: a hit or a node lands on it.
