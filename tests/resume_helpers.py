@@ -145,3 +145,42 @@ def openai_problems(body: dict[str, Any]) -> list[str]:
     problems = [f"call {c} has no output" for c in calls if c not in outputs]
     problems += [f"output {c} has no call" for c in outputs if c not in calls]
     return problems
+
+
+def gemini_history(body: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for content in body["contents"]:
+        role = "assistant" if content["role"] == "model" else "user"
+        for part in content["parts"]:
+            if isinstance(part.get("text"), str) and not part.get("thought"):
+                words = part["text"].strip()
+                if words and not words.startswith("<session_context>"):
+                    out.append((role, words))
+            elif "functionCall" in part:
+                call = part["functionCall"]
+                out.append(
+                    (role, f"call {call['name']} {json.dumps(call['args'], sort_keys=True)}")
+                )
+            elif "functionResponse" in part:
+                output = part["functionResponse"]["response"].get("output", "")
+                out.append((role, f"result {output}"))
+    return out
+
+
+def google_problems(body: dict[str, Any]) -> list[str]:
+    """What Gemini's API would refuse in `body`: a functionCall turn not followed by a turn
+    answering each of its calls, or an answer without its call."""
+    problems = []
+    contents = body["contents"]
+    for i, content in enumerate(contents):
+        calls = [p["functionCall"]["id"] for p in content["parts"] if "functionCall" in p]
+        if calls:
+            after = contents[i + 1]["parts"] if i + 1 < len(contents) else []
+            answered = {p["functionResponse"]["id"] for p in after if "functionResponse" in p}
+            problems += [f"turn {i}: call {c} not answered" for c in calls if c not in answered]
+        answers = [p["functionResponse"]["id"] for p in content["parts"] if "functionResponse" in p]
+        if answers:
+            before = contents[i - 1]["parts"] if i > 0 else []
+            asked = {p["functionCall"]["id"] for p in before if "functionCall" in p}
+            problems += [f"turn {i}: answer {a} orphan" for a in answers if a not in asked]
+    return problems

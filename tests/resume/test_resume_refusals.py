@@ -80,7 +80,11 @@ def _fake_cli(folder: Path, name: str, version: str) -> str:
 
 @pytest.mark.parametrize(
     ("target", "name", "version"),
-    [("claude-code", "claude", "3.0.1 (Claude Code)"), ("codex", "codex", "codex-cli 0.172.0")],
+    [
+        ("claude-code", "claude", "3.0.1 (Claude Code)"),
+        ("codex", "codex", "codex-cli 0.172.0"),
+        ("gemini", "gemini", "0.62.1"),
+    ],
 )
 def test_an_untested_cli_version_is_refused_before_writing(
     forest: Forest, tmp_path: Path, target: str, name: str, version: str

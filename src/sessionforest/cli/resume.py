@@ -1,4 +1,4 @@
-"""`forest resume SESSION --to claude-code|codex`: hand a branch back to a harness.
+"""`forest resume SESSION --to claude-code|codex|gemini`: hand a branch back to a harness.
 
 Writes the path to `--at` (default: the head) as a new transcript of the
 target and prints the one command that continues it (sessionforest/resume/).
@@ -49,7 +49,7 @@ def resume(
     any_version: bool,
     as_json: bool,
 ) -> None:
-    """Continue a chat, from any entry of any branch, in Claude Code or Codex.
+    """Continue a chat, from any entry of any branch, in Claude Code, Codex or Gemini CLI.
 
     Writes the path from the root to the entry as a NEW session of the target
     (a harness's own files are never touched) and prints the command that

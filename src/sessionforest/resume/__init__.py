@@ -1,8 +1,8 @@
-"""`forest resume`: hand a branch of any chat to Claude Code or Codex.
+"""`forest resume`: hand a branch of any chat to Claude Code, Codex or Gemini CLI.
 
 `resume` writes the path from the root to an entry (default: the head) as a
 NEW transcript where the target harness looks for its sessions, one module
-per target (claude_code.py, codex.py, over the harness-neutral
+per target (claude_code.py, codex.py, gemini.py, over the harness-neutral
 turns of path.py), and records the hand-off in the store, so importing that
 transcript later (or following it live) joins the harness's new turns under
 the entry instead of copying the shared history (io/handoff.py). Nothing a
@@ -21,7 +21,7 @@ from ..errors import EmptySession, InvalidArgument, ResumeRefused
 from ..ids import Clock, iso, utc_now
 from ..io.handoff import Plan
 from ..store.base import Handoff
-from . import claude_code, codex, versions
+from . import claude_code, codex, gemini, versions
 from .path import Folded, turns
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGETS", "Resumed", "resume"]
 
-_MODULES = {"claude-code": claude_code, "codex": codex}
+_MODULES = {"claude-code": claude_code, "codex": codex, "gemini": gemini}
 TARGETS = tuple(_MODULES)
 
 

@@ -214,12 +214,13 @@ def _fit(turn: Turn, can: Capabilities, folded: Folded) -> Turn:
         kind = block.get("type")
         if kind == "thinking" or kind == "redacted_thinking":
             ours = can.thinking_from is not None and turn.provider == can.thinking_from
-            signed = bool(block.get("signature")) if can.thinking_from == "anthropic" else True
-            if can.thinking_from == "openai":
+            if can.thinking_from == "anthropic":
+                signed = bool(block.get("signature")) or kind == "redacted_thinking"
+            elif can.thinking_from == "openai":
                 signed = turn.encrypted is not None
-            if can.name == "gemini" and kind == "thinking":
-                blocks.append(block)  # kept as the message's thoughts (never resent)
-            elif ours and signed:
+            else:
+                signed = kind == "thinking"  # Gemini resends its thoughts as text
+            if ours and signed:
                 blocks.append(block)
             else:
                 source = turn.provider or "an unnamed provider"

@@ -445,7 +445,7 @@ export interface Methods {
        * an exact id
        */
       session_id: string;
-      to: "claude-code" | "codex";
+      to: "claude-code" | "codex" | "gemini";
       at?: string | null;
       cwd?: string | null;
       any_version?: boolean;
@@ -1607,7 +1607,7 @@ export interface ResumeParams {
    * an exact id
    */
   session_id: string;
-  to: "claude-code" | "codex";
+  to: "claude-code" | "codex" | "gemini";
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema

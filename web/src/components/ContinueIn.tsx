@@ -1,14 +1,15 @@
-// "Continue in…" on an entry: hands the path to it to Claude Code or Codex (sessions/resume
+// "Continue in…" on an entry: hands the path to it to Claude Code, Codex or Gemini CLI (sessions/resume
 // writes a new transcript of that harness on the server's machine) and shows the one command
 // that continues it, with a copy button and what could not be carried as it was.
 import { useState } from "react";
 import { call, RpcError } from "../api/client";
 import type { Resumed } from "../api/types.gen";
 
-type Target = "claude-code" | "codex";
+type Target = "claude-code" | "codex" | "gemini";
 const TARGETS: [Target, string][] = [
   ["claude-code", "Claude Code"],
   ["codex", "Codex"],
+  ["gemini", "Gemini CLI"],
 ];
 
 export function ContinueIn({ sessionId, entryId, sequence }: { sessionId: string; entryId: string; sequence: number }) {

@@ -94,7 +94,7 @@ def resume(call: Call, p: ResumeParams) -> Resumed:
     """Hand the path to an entry to a harness on the server's machine (`forest resume`).
 
     Writes the path from the root to `at` (default: the head) as a new transcript
-    of Claude Code or Codex where that harness looks, under the
+    of Claude Code, Codex or Gemini CLI where that harness looks, under the
     server user's home, records the hand-off (importing the transcript later
     joins its new turns under the entry) and returns the command that continues
     it, with what was folded into text or left out. Refused (nothing written):
