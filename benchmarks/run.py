@@ -23,6 +23,7 @@ import bench_harnesses
 import bench_import
 import bench_importers
 import bench_index_append
+import bench_mirror
 import bench_path
 import bench_postgres
 import bench_redact
@@ -53,6 +54,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_importers.NAME: bench_importers.run,
     bench_harnesses.NAME: bench_harnesses.run,
     bench_server.NAME: bench_server.run,
+    bench_mirror.NAME: bench_mirror.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,
     bench_ui.NAME: bench_ui.run,
