@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from follow_helpers import contents
+from harness_cli import SIDE_TEXT
 from sessionforest import Forest
 from sessionforest.mirror.sources import Location, real
-from harness_cli import SIDE_TEXT
 from standin import Reply
 
 from .conftest import wait_for, watching

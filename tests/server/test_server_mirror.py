@@ -65,7 +65,9 @@ def test_serve_watch_mirrors_a_growing_transcript_to_subscribers_and_search(
     home = tmp_path / "home"
     transcript = home / ".claude" / "projects" / "p" / "live.jsonl"
     transcript.parent.mkdir(parents=True)
-    transcript.write_bytes(b"".join(record("live", n, f"before zqbefore line {n}") for n in range(4)))
+    transcript.write_bytes(
+        b"".join(record("live", n, f"before zqbefore line {n}") for n in range(4))
+    )
     env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
     server = start(tmp_path / "f.db", "--watch", env=env)
     try:
