@@ -22,6 +22,7 @@ import orjson
 
 from .deadline import Deadline, running
 from .documents import (
+    chat_counts,
     compare_document,
     divergence_marks,
     log_document,
@@ -81,7 +82,7 @@ from .store.base import (
     Stamping,
     Unset,
 )
-from .wire import Compare, LogEntryJson, Workers
+from .wire import ChatCounts, Compare, LogEntryJson, Workers
 from .worktree import Worktrees
 
 if TYPE_CHECKING:
@@ -563,6 +564,11 @@ class Forest(FollowFacade, ModelFacade):
     def previews(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """A short line of text per entry (what a forest node shows)."""
         return previews(self._store, session_id, entry_ids)
+
+    @suggesting
+    def chat_counts(self, session_ids: Sequence[str]) -> list[ChatCounts]:
+        """Each chat's visible messages and branches (what a chat list shows)."""
+        return chat_counts(self._store, session_ids)
 
     @suggesting
     def workers(self, session_id: str) -> Workers:
