@@ -17,6 +17,7 @@ serialised by a lock.
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import threading
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ from importlib.util import find_spec
 from typing import Final
 
 REDACTED: Final = "[redacted]"
+# detect-secrets keeps its settings in a process-wide object; scans hold this lock.
 _LOCK = threading.Lock()
+# Its default settings, entered once for the process and kept: entering them per call
+# rebuilds every plugin and filter (their caches are cleared on the way in and out),
+# which cost a deep search more than its scans.
+_SETTINGS = contextlib.ExitStack()
+_configured = False
 _KEY_BEGIN = re.compile(r"BEGIN[A-Z ]*PRIVATE KEY")
 _KEY_END = re.compile(r"END[A-Z ]*PRIVATE KEY")
 _BINARY = re.compile(r"([\w.-]+)\s*:\s*(!!binary\s+([A-Za-z0-9+/=]+))")
@@ -96,6 +103,16 @@ def _found(line: str) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+def _configure() -> None:
+    """Enter detect-secrets' default settings (all plugins, default filters) once."""
+    global _configured
+    if not _configured:
+        from detect_secrets.settings import default_settings
+
+        _SETTINGS.enter_context(default_settings())
+        _configured = True
+
+
 def redact(text: str) -> Redaction:
     """`text` with every secret detect-secrets finds replaced by `[redacted]`.
 
@@ -105,12 +122,11 @@ def redact(text: str) -> Redaction:
     """
     if not text:
         return Redaction(text, 0)
-    from detect_secrets.settings import default_settings
-
     out: list[str] = []
     count = 0
     in_key = False
-    with _LOCK, default_settings():
+    with _LOCK:
+        _configure()
         for line in text.splitlines(keepends=True):
             if in_key:
                 if _KEY_END.search(line):
