@@ -307,12 +307,12 @@ def test_chats_the_leg_alone_brings_are_no_rivals_for_the_gate(
             keys = {row.session_id: row.key for row in index.all_chats()}
             plain = find.search_chats(index, "tomatoes", NOW, limit=1)
             monkeypatch.setattr(retrieve, "SEMANTIC_WEIGHT_AND", 50.0)
-            fused = find.search_chats(
+            fused, gate = find.judged(
                 index, "tomatoes", NOW, limit=1, semantic=lambda _: [keys["a"], keys["c"]]
             )
     assert [h.session_id for h in plain.hits] == ["a"] and not plain.confident
-    assert fused.gate is not None and fused.gate.runner_up is not None
-    assert fused.gate.runner_up.session_id == "b"  # the words' runner-up, not "c"
+    assert gate.runner_up is not None
+    assert gate.runner_up.session_id == "b"  # the words' runner-up, not "c"
     assert not fused.confident and fused.reason == plain.reason
 
 

@@ -16,6 +16,7 @@ import click
 
 from ..mirror import hooks
 from ..render import escape
+from ..text import plural
 from .common import State, emit_json, json_option, pass_state
 
 HARNESSES = ("claude-code",)
@@ -141,7 +142,7 @@ def status(project: Path | None, as_json: bool) -> None:
         click.echo(
             escape(
                 f"last run {last.at}: {last.event} of {last.session_id or '?'}, {state}, "
-                f"+{last.added} entries in {last.seconds:.2f} s"
+                f"+{plural(last.added, 'entry', 'entries')} in {last.seconds:.2f} s"
             )
         )
     for run in errors:

@@ -44,6 +44,7 @@ from ..errors import ForestError
 from ..forest import Forest
 from ..model import FollowReport
 from ..render import escape
+from ..text import plural
 from .sources import Location
 
 log = logging.getLogger("sessionforest.mirror")
@@ -101,7 +102,7 @@ class Change:
         title = f' "{self.title}"' if self.title else ""
         return escape(
             f"+{self.added:<5} {self.format}  {what} {self.session_id}{title}  "
-            f"({self.entries} entries){again}  {self.path}"
+            f"({plural(self.entries, 'entry', 'entries')}){again}  {self.path}"
         )
 
 

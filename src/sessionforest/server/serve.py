@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..forest import Forest
 from ..providers import ProviderConfig
+from ..text import plural
 from .connections import uvicorn_options
 from .context import Server
 from .limits import Limits
@@ -137,8 +138,8 @@ def run(options: ServeOptions, echo: Callable[[str], None]) -> None:
             # deadline): this process ends without them, as it was asked to. Writes
             # have all committed and the store is closed; the reads wrote nothing.
             log.warning(
-                "forest serve: %d read(s) still running %g s after the stop; ending without "
-                "them", stuck, options.limits.shutdown_grace,
+                "forest serve: %s still running %g s after the stop; ending without them",
+                plural(stuck, "read"), options.limits.shutdown_grace,
             )  # fmt: skip
             sys.stdout.flush()
             sys.stderr.flush()

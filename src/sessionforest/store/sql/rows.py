@@ -10,11 +10,24 @@ ENTRY_COLUMNS: Final = (
     "context_visibility, created_at, stamp"
 )
 
-INSERT_SESSION: Final = (
-    "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility, origin_cwd, "
-    "source_format, source_path, source_id, summary, git_branch) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+# Every column a session row is written with (an import sets them all) ...
+SESSION_COLUMNS: Final = (
+    "id", "title", "harness", "cwd", "created_at", "status", "visibility",
+    "origin_cwd", "source_format", "source_path", "source_id", "summary", "git_branch",
+)  # fmt: skip
+# ... and the ones a chat created in place sets: the rest keep their defaults, so the
+# statement also runs against the schema of any released store (migration tests
+# write with it before upgrading one).
+NEW_SESSION_COLUMNS: Final = ("id", "title", "harness", "cwd", "created_at", "visibility")
+
+
+def _insert_into_sessions(columns: tuple[str, ...]) -> str:
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO sessions({', '.join(columns)}) VALUES ({marks})"
+
+
+INSERT_SESSION: Final = _insert_into_sessions(SESSION_COLUMNS)
+INSERT_NEW_SESSION: Final = _insert_into_sessions(NEW_SESSION_COLUMNS)
 
 # A head move is not activity: a chat's `updated_at` (its place in a listing by activity)
 # stays the time of its newest entry; only a session without a head row takes `now`.

@@ -27,7 +27,7 @@ from ...rules import reading
 from ..base import NewSession
 from .dialect import C, Database, Dialect, Row
 from .integrity import Integrity
-from .rows import ENTRY_COLUMNS, INSERT_SESSION, column_names
+from .rows import ENTRY_COLUMNS, INSERT_NEW_SESSION, column_names
 
 # A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
@@ -114,7 +114,7 @@ class Statements:
     ) -> None:
         self.head_state = head_state
         self.branches = branches
-        self.insert_session = d.sql(INSERT_SESSION)
+        self.insert_session = d.sql(INSERT_NEW_SESSION)
         self.session_known = d.sql("SELECT 1 FROM sessions WHERE id = ?")
         self.session_row = d.sql(SESSION_ROW)
         self.one_session = d.sql(SESSION_ROW + " WHERE s.id = ?")
@@ -204,10 +204,8 @@ class SQLStore(Generic[C]):
         return row  # type: ignore[no-any-return]
 
     def insert_session(self, row: NewSession) -> None:
-        # (id, title, harness, cwd, created_at, status, visibility, then the source
-        # columns: origin_cwd, source_format, source_path, source_id, summary, git_branch)
-        values = (row.id, row.title, row.harness, row.cwd, row.created_at, SessionStatus.ACTIVE,
-                  row.visibility, None, None, None, None, None, None)  # fmt: skip
+        # rows.NEW_SESSION_COLUMNS: the status and the source columns keep their defaults
+        values = (row.id, row.title, row.harness, row.cwd, row.created_at, row.visibility)
         with self._db.write() as conn:
             if conn.execute(self._q.session_known, (row.id,)).fetchone():
                 raise SessionExists(row.id)
