@@ -17,7 +17,6 @@ serialised by a lock.
 from __future__ import annotations
 
 import base64
-import contextlib
 import re
 import threading
 from dataclasses import dataclass
@@ -27,10 +26,9 @@ from typing import Final
 REDACTED: Final = "[redacted]"
 # detect-secrets keeps its settings in a process-wide object; scans hold this lock.
 _LOCK = threading.Lock()
-# Its default settings, entered once for the process and kept: entering them per call
-# rebuilds every plugin and filter (their caches are cleared on the way in and out),
-# which cost a deep search more than its scans.
-_SETTINGS = contextlib.ExitStack()
+# Its default settings are configured once for the process and kept: entering
+# `default_settings()` per call rebuilds every plugin and filter (their caches are
+# cleared on the way in and out), which cost a deep search more than its scans.
 _configured = False
 _KEY_BEGIN = re.compile(r"BEGIN[A-Z ]*PRIVATE KEY")
 _KEY_END = re.compile(r"END[A-Z ]*PRIVATE KEY")
@@ -104,12 +102,16 @@ def _found(line: str) -> list[str]:
 
 
 def _configure() -> None:
-    """Enter detect-secrets' default settings (all plugins, default filters) once."""
+    """Configure detect-secrets' default settings (every plugin, the default filters)
+    once: what `detect_secrets.settings.default_settings()` sets on entering."""
     global _configured
     if not _configured:
-        from detect_secrets.settings import default_settings
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 
-        _SETTINGS.enter_context(default_settings())
+        plugins = get_mapping_from_secret_type_to_class().values()
+        cache_bust()
+        configure_settings_from_baseline({"plugins_used": [{"name": p.__name__} for p in plugins]})
         _configured = True
 
 
