@@ -549,15 +549,20 @@ class Forest(FollowFacade, ModelFacade):
 
     @suggesting
     def log_document(
-        self, session_id: str, limit: int | None = None, end: str | None = None
+        self,
+        session_id: str,
+        limit: int | None = None,
+        end: str | None = None,
+        max_bytes: int | None = None,
     ) -> list[LogEntryJson]:
         """`log --json`: the active path (its last `limit` entries), root first, each entry
-        marked `diverged`; `end`: the path to that entry instead (the head stays)."""
+        marked `diverged`; `end`: the path to that entry instead (the head stays);
+        `max_bytes`: TooLarge, before decoding, when the entries' stored JSON is larger."""
         if limit is not None and limit < 1:
             raise InvalidArgument("limit", f"must be at least 1, got {limit}")
         from .documents import log_document
 
-        return log_document(self._store, self._worktrees, session_id, limit, end)
+        return log_document(self._store, self._worktrees, session_id, limit, end, max_bytes)
 
     @suggesting
     def compare(self, session_id: str, a: str, b: str) -> Compare:
