@@ -274,8 +274,9 @@ def _existing_sections(text: str) -> dict[str, str]:
 
 
 def _section_text(s: Section, stamp: str) -> str:
-    lines = [f'<a id="{s.name}"></a>', "", f"## {s.title}", "", s.summary, ""]
-    lines += _table(s.rows)
+    lines = [f'<a id="{s.name}"></a>', "", f"## {s.title}", "", s.summary]
+    if s.rows:  # a section may draw its own table instead (in `extra`)
+        lines += ["", *_table(s.rows)]
     if s.notes:
         lines.append("")
         lines += [f"- {note}" for note in s.notes]

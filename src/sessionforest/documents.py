@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from . import compare, wrappers
 from .entrytext import OPENING_CHARS, entry_text
+from .errors import TooLarge
 from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
 from .model import CheckpointRef, Entry, SessionInfo, Snapshot, SnapshotNode
@@ -93,15 +94,28 @@ def log_document(
     session_id: str,
     limit: int | None = None,
     end: str | None = None,
+    max_bytes: int | None = None,
 ) -> list[LogEntryJson]:
     """The active path (or the path to `end`; its last `limit` entries), root first, each
-    entry's JSON with `diverged`."""
+    entry's JSON with `diverged`. `max_bytes`: TooLarge when the entries' stored JSON
+    alone is larger, before any of it is decoded (the document would be larger still)."""
     path = (
         store.active_path(session_id, limit)
         if end is None
         else store.path_to(session_id, end, limit)
     )
+    if max_bytes is not None:
+        refuse_past(path, max_bytes, "the path's entries")
     return _marked(worktrees, session_id, path)
+
+
+def refuse_past(entries: Sequence[Entry], max_bytes: int, what: str) -> None:
+    """TooLarge when `entries`' stored JSON is over `max_bytes`: counted without decoding,
+    so a reader refuses a huge answer before building it (4 copies of it, measured)."""
+    size = sum(e.stored_bytes for e in entries)
+    if size > max_bytes:
+        advice = "ask for less: a smaller `limit`, or page with its params"
+        raise TooLarge(what, size, max_bytes, advice, at_least=True)
 
 
 def _marked(worktrees: Worktrees, session_id: str, path: Sequence[Entry]) -> list[LogEntryJson]:

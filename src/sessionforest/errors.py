@@ -42,7 +42,7 @@
     ├── AdapterError                 provider, index, reason: a stream event we cannot take
     ├── ProviderError                provider, model, reason, status: a model request failed
     ├── NoModelConfigured            the server was started without a provider and model
-    ├── TooLarge                     what, size, limit: an answer past the server's limit
+    ├── TooLarge                     what, size, limit, at_least: an answer past the server's limit
     ├── SearchStopped                reason: its deadline passed or its client went away
     └── BackendUnavailable           an optional dependency is missing: says what to install
 
@@ -558,11 +558,15 @@ class AdapterError(InvalidInput):
 class TooLarge(InvalidInput):
     """An answer (or a batch's answers) the server will not build past its limit."""
 
-    def __init__(self, what: str, size: int, limit: int, advice: str) -> None:
+    def __init__(
+        self, what: str, size: int, limit: int, advice: str, *, at_least: bool = False
+    ) -> None:
         self.what = what
-        self.size = size
+        self.size = size  # at_least: what was counted before refusing (the rest unread)
         self.limit = limit
-        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes; {advice}")
+        self.at_least = at_least
+        measure = f"at least {size}" if at_least else str(size)
+        super().__init__(f"{what} is {measure} bytes, over the limit of {limit} bytes; {advice}")
 
 
 class BackendUnavailable(Unavailable):

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from sessionforest.cli.main import cli
 from sessionforest.server.api import METHODS as REGISTRY
+from sessionforest.server.limits import Limits
 from sessionforest.server.openrpc import document
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,3 +58,48 @@ def test_core_and_cli_without_the_server_extra(tmp_path: Path) -> None:
     status, output = done.stdout.split("\n", 1)
     assert status == "5"  # Unavailable: an optional dependency is missing
     assert "pip install 'sessionforest[server]'" in output
+
+
+def _limits_table() -> dict[str, str]:
+    """docs/api.md's "Every limit" table: the limit's name cell -> its value cell."""
+    api = (REPO / "docs" / "api.md").read_text()
+    section = api.split("### Every limit", 1)[1].split("\n#", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
+    return {name.strip(): value.strip() for name, value in rows}
+
+
+def _shown(name: str, value: float) -> str:
+    if name == "MAX_INT":
+        assert value == 2**63 - 1
+        return "2^63 − 1"
+    if isinstance(value, float):
+        return f"{value:g} s"
+    if name.endswith(("_body", "_bytes", "_response")):
+        return f"{value // 2**20} MiB" if value >= 2**20 else f"{value // 2**10} KiB"
+    return f"{value:,}"
+
+
+def test_every_server_limit_is_listed_in_the_docs() -> None:
+    # Before: the answer caps, the subscription cap, the history's bytes, the stop's
+    # grace, the stamp's bound and the integer bound were enforced but not documented.
+    from dataclasses import fields
+
+    from sessionforest import ids, snippets
+    from sessionforest.server import limits, security, threads
+
+    defaults = Limits()
+    expected = {f"`{f.name}`": _shown(f.name, getattr(defaults, f.name)) for f in fields(Limits)}
+    for module, names in (
+        (limits, ("MAX_QUERY", "MAX_PAGE", "MAX_HITS", "MAX_ITEMS", "MAX_PREVIEWS",
+                  "MAX_NOTIFIED_IDS", "MAX_INT", "LOG_DEFAULT")),
+        (security, ("MIN_TOKEN",)), (ids, ("MAX_TITLE",)), (threads, ("READERS", "STAMPERS")),
+    ):  # fmt: skip
+        for name in names:
+            expected[f"`{name}`"] = _shown(name, getattr(module, name))
+    failures = security.Failures
+    expected["`Failures.FREE` / `WINDOW`"] = f"{failures.FREE} / {failures.WINDOW:g} s"
+    expected["`Failures.DELAY` / `WAITING`"] = f"{failures.DELAY:g} s / {failures.WAITING}"
+    expected["`WINDOW_CHARS` / `MAX_WINDOWS`"] = (
+        f"{snippets.WINDOW_CHARS:,} / {snippets.MAX_WINDOWS}"
+    )
+    assert _limits_table() == expected

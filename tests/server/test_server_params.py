@@ -78,6 +78,26 @@ def test_one_answer_over_the_limit_says_to_ask_for_less(client: httpx.Client) ->
     assert len(call(client, "sessions/log", {"session_id": sid, "limit": 5})) == 5
 
 
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("sessions/log", {"limit": 1000}), ("sessions/entries", {"limit": 1000}),
+     ("sessions/export", {}), ("sessions/export", {"format": "yoagent"})],
+)  # fmt: skip
+def test_a_read_past_the_limit_is_refused_before_it_is_built(
+    client: httpx.Client, method: str, params: dict[str, Any]
+) -> None:
+    # Before: the whole answer was built (log and entries: decoded, turned into JSON and
+    # serialised, ~4 copies of the chat; export: the whole text) and only then measured.
+    # Now the entries' stored JSON is counted first and the export stops at the limit.
+    sid = _big_chat(client, 30, 50_000)  # ~1.5 MB of stored payloads, limit 1 MiB
+    error = error_of(client, method, {"session_id": sid, **params})
+    assert error["code"] == -32003 and error["data"]["type"] == "TooLarge"
+    assert error["data"]["at_least"] is True and "is at least" in error["message"]
+    assert MiB < error["data"]["size"] < 2 * MiB and error["data"]["limit"] == MiB
+    small = call(client, method.replace("export", "log"), {"session_id": sid, "limit": 5})
+    assert len(small if isinstance(small, list) else small["entries"]) == 5
+
+
 def test_log_has_a_default_limit(http: httpx.Client) -> None:
     sid = call(http, "sessions/create", {"title": "long"})["id"]
     for start in (0, 1000):

@@ -160,6 +160,16 @@ class Entry:
         _set_stamp(self, stamp)
         return stamp
 
+    @property
+    def stored_bytes(self) -> int:
+        """Bytes of the payload's and stamp's JSON as stored, read without decoding them:
+        a lower bound of this entry's JSON (a reader can refuse before building it)."""
+        row = self._row
+        payload = row[6] if row[6] is not None else orjson.dumps(self._payload)
+        stamp = row[9] if row[9] is not None else (orjson.dumps(self._stamp) if self._stamp
+                                                    not in (None, _LAZY) else b"")  # fmt: skip
+        return len(payload) + len(stamp)
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Entry is immutable: cannot set {name}")
 

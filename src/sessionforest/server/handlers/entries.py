@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct
 
+from ...documents import refuse_past
 from ...forest import UNSET as FOREST_UNSET
 from ...forest import AppendRequest
 from ...forest_models import Message
@@ -163,6 +164,7 @@ def entries(call: Call, p: EntriesParams) -> Json:
     forest = call.forest
     head = forest.head(p.session_id)
     page = forest.entries_after(p.session_id, p.after_sequence, p.limit)
+    refuse_past(page, call.server.limits.max_response, "the page's entries")
     more = len(page) == p.limit
     next_after = page[-1].sequence if more else None
     return EntriesPage(p.session_id, head, [e.to_json() for e in page], next_after).to_json()
@@ -193,7 +195,7 @@ def log(call: Call, p: LogParams) -> list[LogEntryJson]:
     """The active path, or the path to `end` (its last `limit` entries), root first,
     each entry marked `diverged` (as `forest log --json`). The head is never moved."""
     limit = p.limit if p.limit is not None else LOG_DEFAULT  # never the whole path unasked
-    return call.forest.log_document(p.session_id, limit, p.end)
+    return call.forest.log_document(p.session_id, limit, p.end, call.server.limits.max_response)
 
 
 class CompareParams(Params):

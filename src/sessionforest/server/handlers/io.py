@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
+from ...errors import TooLarge
 from ...io.importers import FORMATS
 from ...model.imports import ImportOutcome
 from ...wire import Export, Json
@@ -25,13 +26,32 @@ class ExportParams(Params):
 
 @group.method("sessions/export", ExportParams, Export, "read")
 def export(call: Call, p: ExportParams) -> Json:
-    """The session as JSONL text: native (every entry, round-trips) or yoagent."""
-    out = io.StringIO()
+    """The session as JSONL text: native (every entry, round-trips) or yoagent. Stops
+    with TooLarge as soon as the text passes the answer limit (the chat is never held
+    whole: the exporter streams it in batches)."""
+    out = _Capped(call.server.limits.max_response)
     if p.format == "native":
         count = call.forest.export_jsonl(p.session_id, out)
     else:
         count = call.forest.export_yoagent(p.session_id, out)[0]
     return Export(p.session_id, p.format, count, out.getvalue()).to_json()
+
+
+class _Capped(io.StringIO):
+    """A text buffer that refuses to grow past `limit` characters (each at least a byte
+    of the answer): the export stops where the answer would be refused anyway."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        if self.size > self.limit:
+            advice = "export it with `forest export` on the server's machine instead"
+            raise TooLarge("the export", self.size, self.limit, advice, at_least=True)
+        return super().write(text)
 
 
 class ImportParams(Params):
