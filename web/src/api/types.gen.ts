@@ -508,10 +508,14 @@ export interface SessionJson {
   created_at: string;
   cwd: string | null;
   entry_count: number;
+  git_branch: string | null;
+  git_commit: string | null;
+  git_repository: string | null;
   harness: string;
   head: string | null;
   id: string;
   origin_cwd: string | null;
+  origin_project: string | null;
   quarantine: string | null;
   source: SessionSourceJson | null;
   status: string;

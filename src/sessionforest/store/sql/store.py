@@ -32,7 +32,9 @@ from .rows import ENTRY_COLUMNS, INSERT_NEW_SESSION, column_names
 # A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
 SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
-       s.origin_cwd AS origin_cwd, s.status AS status, s.visibility AS visibility,
+       s.origin_cwd AS origin_cwd, s.git_branch AS git_branch, s.git_commit AS git_commit,
+       s.git_repository AS git_repository, s.origin_project AS origin_project,
+       s.status AS status, s.visibility AS visibility,
        s.created_at AS created_at, COALESCE(h.updated_at, s.created_at) AS updated_at,
        h.active_entry_id AS head,
        (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id) AS entry_count,
