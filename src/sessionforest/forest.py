@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from .io.report import Progress
     from .io.sources import Location
     from .search.results import ChatSearch, EntryHit
-    from .wire import Compare, LogEntryJson, Workers
+    from .wire import ChatCounts, Compare, LogEntryJson, Workers
     from .worktree import Worktrees
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -584,6 +584,13 @@ class Forest(FollowFacade, ModelFacade):
         from .documents import previews
 
         return previews(self._store, session_id, entry_ids)
+
+    @suggesting
+    def chat_counts(self, session_ids: Sequence[str]) -> list[ChatCounts]:
+        """Each chat's visible messages and branches (what a chat list shows)."""
+        from .documents import chat_counts
+
+        return chat_counts(self._store, session_ids)
 
     @suggesting
     def workers(self, session_id: str) -> Workers:
