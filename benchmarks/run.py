@@ -24,6 +24,7 @@ import bench_hostile
 import bench_import
 import bench_importers
 import bench_index_append
+import bench_mirror
 import bench_path
 import bench_postgres
 import bench_redact
@@ -54,6 +55,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_importers.NAME: bench_importers.run,
     bench_harnesses.NAME: bench_harnesses.run,
     bench_server.NAME: bench_server.run,
+    bench_mirror.NAME: bench_mirror.run,
     bench_hostile.NAME: bench_hostile.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,

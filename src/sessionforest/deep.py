@@ -205,14 +205,6 @@ def release(prepared: Prepared | None) -> None:
             return
 
 
-def _warm(client: Any) -> None:
-    """Open the client's connection with a request that is not a model turn."""
-    try:
-        client.models.list()
-    except Exception:  # warming is best effort: the turn itself reports failures
-        return
-
-
 def _card(forest: Any, label: str, hit: ChatHit, words: Sequence[str]) -> Card:
     body = _best_body(forest, hit.session_id, words)
     title_tokens = estimate_tokens(hit.title[:60]) + 12
@@ -258,8 +250,8 @@ def prepare(
     started = time.perf_counter()
     if not redact.available():
         raise BackendUnavailable("pip install 'sessionforest[deep]' (detect-secrets)")
-    client = clients.get(cfg) if clients is not None else providers.make_client(cfg)
-    _warm(client)
+    client = clients.get(cfg) if clients is not None else providers.turn_client(cfg)
+    providers.warm(client)
     found = search if search is not None else forest.search_chats(query, now, limit, harness)
     words = _query_words(found)
     cards = [_card(forest, f"c{i}", hit, words) for i, hit in enumerate(found.hits[:CARDS], 1)]

@@ -196,6 +196,12 @@ def test_an_import_leaves_its_vectors_to_the_maintenance_thread(
             assert report.ok and report.entries == 1
             assert vectors(target) == 0  # the import itself embeds nothing
             assert forest.backlog().vectors_pending == 1
+            # `forest status` says what waits, and who computes it.
+            said = CliRunner().invoke(cli, ["--db", str(target), "status"])
+            assert said.exit_code == 0, said.output
+            assert "vectors  1 entry (1 chat) wait for vectors" in said.stdout
+            as_json = CliRunner().invoke(cli, ["--db", str(target), "status", "--json"])
+            assert json.loads(as_json.stdout)["backlog"]["vectors_pending"] == 1
     # A library user's writing Forest has the thread: it embeds once writes pause.
     again = tmp_path / "again.db"
     with Forest.open(again, clock=lambda: NOW) as forest:

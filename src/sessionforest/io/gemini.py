@@ -42,6 +42,7 @@ from .wrappers import wrapper_of
 
 FORMAT = "gemini"
 HARNESS = "gemini-cli"
+MAX_ROOT = 4096  # bytes read of a project's `.project_root` (one path)
 
 
 def default_root() -> Path:
@@ -76,6 +77,23 @@ def _project(path: Path) -> str:
         at = len(parts) - 1 - parts[::-1].index("chats")
         return parts[at - 1] if at > 0 else ""
     return path.parent.name
+
+
+def _where(path: Path, header: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A chat's origin_cwd and origin_project: the directory the CLI wrote in its project
+    folder's `.project_root` (since the slugs), and the folder's name (a slug; before
+    them, the path's hash). A file outside `tmp/<project>/chats/`: its `projectHash`."""
+    hashed = header.get("projectHash")
+    if "chats" not in path.parts:
+        return None, hashed if isinstance(hashed, str) and hashed else None
+    project = _project(path)
+    folder = Path(*path.parts[: len(path.parts) - 1 - path.parts[::-1].index("chats")])
+    try:
+        with (folder / ".project_root").open("rb") as handle:
+            found = handle.read(MAX_ROOT).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    return (found if found and "\n" not in found else None), project or None
 
 
 def _parent_session(path: Path) -> str | None:
@@ -114,6 +132,7 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
     ids = Ids(FORMAT, source_id)
     hidden = parent is not None or header.get("kind") == "subagent"
     created = iso_time(header.get("startTime"))
+    cwd, project = _where(path, header)
     spec = ChatSpec(
         ids.session,
         "",
@@ -123,6 +142,8 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
         str(path),
         source_id,
         visibility=SessionVisibility.HIDDEN if hidden else SessionVisibility.TOP_LEVEL,
+        origin_cwd=cwd,
+        origin_project=project,
     )
 
     def make(writer: ChatWriter) -> LineChat:
@@ -434,8 +455,10 @@ def _whole(run: ImportRun, path: Path, notes: Notes) -> None:
     source_id = _source_id(path)
     ids = Ids(FORMAT, source_id)
     created = iso_time(record.get("startTime")) or iso_time(record.get("start_time"))
+    cwd, project = _where(path, record)
     spec = ChatSpec(
         ids.session, "", HARNESS, created or file_time(path), FORMAT, str(path), source_id,
+        origin_cwd=cwd, origin_project=project,
     )  # fmt: skip
     with run.bulk.bulk_chat(spec, path) as writer:
         chat = _Chat(writer, ids, notes, created or writer.created_at, path)

@@ -84,12 +84,15 @@ class Semantic:
         self._tails: dict[int, list[Any]] = {}
 
     @classmethod
-    def open(cls, vectors: VectorStore | None) -> Semantic | None:
+    def open(cls, vectors: Callable[[], VectorStore | None]) -> Semantic | None:
         """The leg for a store, or None (no extra installed, or no vectors kept).
-        The model loads when first needed (a query to embed, or entries)."""
-        if vectors is None or not models.installed():
+        `vectors` gives the backend's vector store, asked only when the leg is
+        installed and on. The model loads when first needed (a query to embed,
+        or entries)."""
+        if not models.installed():
             return None
-        return cls(vectors)
+        store = vectors()
+        return None if store is None else cls(store)
 
     @property
     def _model(self) -> models.Embedder:

@@ -133,6 +133,10 @@ class Store(Protocol):
         """Points of the tree that re-did a turn (two or more visible messages under one parent)."""
         ...
 
+    def messages(self, session_id: str) -> int:
+        """Visible user and assistant messages, every branch (no tool results, no hidden ones)."""
+        ...
+
     # integrity
     def check(self, *, quarantine: bool = True) -> CheckReport: ...
 

@@ -32,7 +32,9 @@ from .rows import ENTRY_COLUMNS, INSERT_NEW_SESSION, column_names
 # A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
 SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
-       s.origin_cwd AS origin_cwd, s.status AS status, s.visibility AS visibility,
+       s.origin_cwd AS origin_cwd, s.git_branch AS git_branch, s.git_commit AS git_commit,
+       s.git_repository AS git_repository, s.origin_project AS origin_project,
+       s.status AS status, s.visibility AS visibility,
        s.created_at AS created_at, COALESCE(h.updated_at, s.created_at) AS updated_at,
        h.active_entry_id AS head,
        (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id) AS entry_count,
@@ -92,6 +94,12 @@ ENTRY_BY_ID_OR_SEQUENCE = """
 SELECT id, id = :ref FROM session_entries
 WHERE session_id = :sid AND (id = :ref OR sequence = :seq)
 """
+# What a chat list counts as messages: what someone said and the replies, not tool
+# results, notifications or other hidden entries (one per content block for some harnesses).
+MESSAGES = (
+    "SELECT COUNT(*) FROM session_entries WHERE session_id = ? "
+    "AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'"
+)
 SESSION_IDS = "SELECT id FROM sessions"
 ENTRY_IDS = "SELECT id FROM session_entries WHERE session_id = ?"
 
@@ -130,6 +138,7 @@ class Statements:
         self.children = children if children is not None else d.sql(CHILDREN)
         self.tips = tips if tips is not None else d.sql(TIPS)
         self.checkpoints = d.sql(CHECKPOINTS)
+        self.messages = d.sql(MESSAGES)
         self.sessions_in_range = d.sql(SESSIONS_IN_RANGE.replace("{binary}", binary))
         self.count_sessions_in_range = d.sql(COUNT_SESSIONS_IN_RANGE)
         self.entry_by_id_or_sequence = d.sql(ENTRY_BY_ID_OR_SEQUENCE)
@@ -301,6 +310,11 @@ class SQLStore(Generic[C]):
         with self._db.read() as conn:
             self._readable(conn, session_id)
             return int(conn.execute(self._q.branches, (session_id,)).fetchone()[0])
+
+    def messages(self, session_id: str) -> int:
+        with self._db.read() as conn:
+            self._readable(conn, session_id)
+            return int(conn.execute(self._q.messages, (session_id,)).fetchone()[0])
 
     def _rows(self, sql: str, session_id: str, args: Row) -> list[Entry]:
         with self._db.read() as conn:

@@ -12,39 +12,72 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
 from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
 from ..sql.sources import SQLSources
-from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
-from .search import SQLiteSearch
 from .store import SQLiteStore
 from .trees import SQLiteTrees
-from .vectors import SQLiteVectors
+
+if TYPE_CHECKING:
+    from .bulk import SQLiteBulk
+    from .search import SQLiteSearch
+    from .vectors import SQLiteVectors
 
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
 
 
-@dataclass(frozen=True, slots=True)
 class SQLiteBackend:
-    """One SQLite store file and the components over it."""
+    """One SQLite store file and the components over it.
 
-    path: Path
-    db: Database
-    store: SQLiteStore
-    trees: SQLiteTrees
-    bulk: SQLiteBulk
-    vectors: SQLiteVectors
-    maintenance: Maintenance
-    sources: SQLSources
+    The bulk writer (imports, exports, copies) and the vector store are made on
+    first use: a command that only reads a listing never loads their modules.
+    """
 
     name = "sqlite"
+
+    def __init__(
+        self,
+        path: Path,
+        db: Database,
+        store: SQLiteStore,
+        trees: SQLiteTrees,
+        maintenance: Maintenance,
+        sources: SQLSources,
+    ) -> None:
+        self.path = path
+        self.db = db
+        self.store = store
+        self.trees = trees
+        self.maintenance = maintenance
+        self.sources = sources
+        self._bulk: SQLiteBulk | None = None
+        self._vectors: SQLiteVectors | None = None
+
+    @property
+    def bulk(self) -> SQLiteBulk:
+        if self._bulk is None:
+            from .bulk import SQLiteBulk
+
+            derived = self.store.derived
+            db = self.db
+            self._bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in,
+                                    derived.imported_head)  # fmt: skip
+        return self._bulk
+
+    @property
+    def vectors(self) -> SQLiteVectors:
+        if self._vectors is None:
+            from .vectors import SQLiteVectors
+
+            self._vectors = SQLiteVectors(self.db)
+        return self._vectors
 
     @property
     def location(self) -> str:
@@ -69,6 +102,8 @@ class SQLiteBackend:
         it is: `catch_up` first to find every append acknowledged before. With a
         `deadline`, the connection's progress handler stops the running statement
         once it passes or is cancelled (SearchStopped)."""
+        from .search import SQLiteSearch
+
         with self.db.read() as conn:
             if deadline is None:
                 yield SQLiteSearch(conn)
@@ -116,8 +151,6 @@ def open_sqlite(
     db = Database(target, opened)
     maintenance = Maintenance(str(target), enabled=background_index and db.writer is not None)
     store = SQLiteStore(db, maintenance)
-    derived = store.derived
-    bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in, derived.imported_head)
     trees = SQLiteTrees(db)
     sources = SQLSources(db, SQLITE)
-    return SQLiteBackend(target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources)
+    return SQLiteBackend(target, db, store, trees, maintenance, sources)
