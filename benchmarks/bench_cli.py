@@ -8,11 +8,12 @@ Claude Code chats (benchmarks/heavy_user.py's shapes). `forest find --deep`
 asks a local stand-in (tests/standin.py) that answers every model turn after
 20 ms; its row is the wall time minus the model's own time (`model_ms`).
 
-    .venv/bin/python benchmarks/bench_cli.py [--src DIR] [--runs N] [--quick]
+    .venv/bin/python benchmarks/bench_cli.py [--before DIR] [--runs N] [--quick]
 
-`--src` measures another checkout's package (its `src/`, put first on
-PYTHONPATH) with this interpreter: the before figures of docs/benchmarks.md
-come from `--src /work/base/src`. `run.py --only cli` measures this tree.
+`--before` also measures another checkout's package (its `src/`, put first on
+PYTHONPATH, with this interpreter), every side interleaved with this tree's in
+the same run, so a loaded machine weighs on both alike; `run.py --only cli`
+does the same with FOREST_BENCH_BEFORE=DIR.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,37 +102,52 @@ def _largest(env: dict[str, str]) -> str:
     return str(max(sessions, key=lambda s: s["entry_count"])["id"])
 
 
+def _stores(src: Path | None, work: Path, home: Path, projects: Path) -> dict[str, Path]:
+    """The small and the heavy store, built by the version under `src`."""
+    work.mkdir(parents=True, exist_ok=True)
+    stores = {"small": work / "small.db", "heavy": work / "heavy.db"}
+    build_small(_env(src, stores["small"], home))
+    forest(_env(src, stores["heavy"], home), "import", "claude-code", str(projects))
+    return stores
+
+
 def measure(
-    src: Path | None, work: Path, runs: int, quick: bool
-) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
-    """{store: {command: wall times in ms}} (the floor under "python -c pass"), and
-    each store's entry count."""
+    versions: dict[str, Path | None], work: Path, runs: int, quick: bool
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """{side: wall times in ms}, sides named "VERSION STORE COMMAND" (the floor:
+    "python -c pass"), every side interleaved with every other run by run, then
+    "VERSION deep"; and each store's entry count. `versions`: {name: its src/
+    (None: this tree)}, this tree's first."""
     home = work / "home"
     shutil.rmtree(work, ignore_errors=True)
     home.mkdir(parents=True)
     projects = write_heavy(work / "heavy-src", *(QUICK_HEAVY if quick else HEAVY))
-    stores = {"small": work / "small.db", "heavy": work / "heavy.db"}
-    build_small(_env(src, stores["small"], home))
-    forest(_env(src, stores["heavy"], home), "import", "claude-code", str(projects))
-    times: dict[str, dict[str, list[float]]] = {}
+    floor = [sys.executable, "-c", "pass"]
+    sides: dict[str, Callable[[], float]] = {
+        "python -c pass": lambda: _wall_ms(floor, _env(None, work / "none.db", home))
+    }
     sizes: dict[str, int] = {}
-    for name, db in stores.items():
-        env = _env(src, db, home)
-        listed = json.loads(forest(env, "sessions", "--json"))
-        sessions = listed["sessions"] if isinstance(listed, dict) else listed
-        sizes[name] = sum(s["entry_count"] for s in sessions)
-        session = _largest(env)
-        commands = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "forest find": [sys.executable, "-c", FOREST, "find", FIND[name]],
-            "forest sessions": [sys.executable, "-c", FOREST, "sessions"],
-            "forest log": [sys.executable, "-c", FOREST, "log", session],
-        }
-        for argv in commands.values():  # warm the page cache and any bytecode
-            _wall_ms(argv, env)
-        sides = {label: (lambda a=argv, e=env: _wall_ms(a, e)) for label, argv in commands.items()}
-        times[name] = harness.interleaved(runs, sides)
-    times["deep"] = {"find --deep (outside the model)": _deep(src, stores["heavy"], home, runs)}
+    heavy: dict[str, tuple[Path | None, Path]] = {}
+    for version, src in versions.items():
+        stores = _stores(src, work / version, home, projects)
+        heavy[version] = (src, stores["heavy"])
+        for name, db in stores.items():
+            env = _env(src, db, home)
+            listed = json.loads(forest(env, "sessions", "--json"))
+            sessions = listed["sessions"] if isinstance(listed, dict) else listed
+            sizes[name] = sum(s["entry_count"] for s in sessions)
+            commands = {
+                "forest find": ["find", FIND[name]],
+                "forest sessions": ["sessions"],
+                "forest log": ["log", _largest(env)],
+            }
+            for command, args in commands.items():
+                argv = [sys.executable, "-c", FOREST, *args]
+                _wall_ms(argv, env)  # warm the page cache and the bytecode
+                sides[f"{version} {name} {command}"] = lambda a=argv, e=env: _wall_ms(a, e)
+    times: dict[str, list[float]] = harness.interleaved(runs, sides)
+    for version, (src, db) in heavy.items():
+        times[f"{version} deep"] = _deep(src, db, home, runs)
     return times, sizes
 
 
@@ -159,23 +175,30 @@ def _deep(src: Path | None, db: Path, home: Path, runs: int) -> list[float]:
     return outside
 
 
-def _rows(times: dict[str, dict[str, list[float]]], sizes: dict[str, int]) -> list[Row]:
+def _rows(
+    times: dict[str, list[float]], sizes: dict[str, int], versions: Sequence[str]
+) -> list[Row]:
+    """One row per store and command: this tree's median wall time, the floor, and
+    the before version's median (when measured) in the ratio column."""
+    now, before = versions[0], versions[1:]
+
+    def was(side: str) -> str:
+        return "; ".join(f"{v}: {statistics.median(times[f'{v} {side}']):.0f} ms" for v in before)
+
+    floor = statistics.median(times["python -c pass"])
     rows = []
     for store in ("small", "heavy"):
-        side = times[store]
-        floor = statistics.median(side["python -c pass"])
         for command in ("forest find", "forest sessions", "forest log"):
-            wall = statistics.median(side[command])
+            wall = statistics.median(times[f"{now} {store} {command}"])
             rows.append(Row(
                 f"{command}, {store} store ({sizes[store]:,} entries)", f"{wall:.0f} ms",
-                f"{floor:.0f} ms", f"+{wall - floor:.0f} ms", f"<= {TARGET_MS:.0f} ms",
+                f"{floor:.0f} ms", was(f"{store} {command}"), f"<= {TARGET_MS:.0f} ms",
                 harness.verdict(wall <= TARGET_MS),
             ))  # fmt: skip
-    (deep,) = times["deep"].values()
-    wall = statistics.median(deep)
+    wall = statistics.median(times[f"{now} deep"])
     rows.append(Row(
-        f"forest find --deep, heavy store, stand-in at {MODEL_DELAY * 1000:.0f} ms a turn",
-        f"{wall:.0f} ms", "", "outside the model", f"< {DEEP_TARGET_MS:.0f} ms",
+        f"forest find --deep, heavy store, outside the model (stand-in: {MODEL_DELAY * 1000:.0f} "
+        "ms a turn)", f"{wall:.0f} ms", "", was("deep"), f"< {DEEP_TARGET_MS:.0f} ms",
         harness.verdict(wall < DEEP_TARGET_MS),
     ))  # fmt: skip
     return rows
@@ -183,37 +206,48 @@ def _rows(times: dict[str, dict[str, list[float]]], sizes: dict[str, int]) -> li
 
 def run(quick: bool) -> Section:
     runs = 5 if quick else 11
-    times, sizes = measure(None, harness.WORK / "cli", runs, quick)
+    versions: dict[str, Path | None] = {"after": None}
+    before = os.environ.get("FOREST_BENCH_BEFORE")  # another checkout's src/, measured alike
+    if before:
+        versions["before"] = Path(before)
+    times, sizes = measure(versions, harness.WORK / "cli", runs, quick)
     shutil.rmtree(harness.WORK / "cli", ignore_errors=True)
     return Section(
         name=NAME,
         title="12. CLI wall time",
         summary=(
             "Each command in a fresh interpreter, spawn to exit (what a shell waits for), "
-            "against `python -c pass` interleaved run by run; "
+            "against `python -c pass`, every side interleaved with every other run by run; "
             f"{runs} runs per side, medians, FOREST_SEMANTIC=off. Small store: "
             "`forest import claude-code` of the real recordings in ../shared/data; heavy: "
             f"{sizes['heavy']:,} entries in Claude Code chats (heavy_user.py's shapes). "
             "`log` draws the largest chat."
         ),
-        rows=_rows(times, sizes),
+        rows=_rows(times, sizes, list(versions)),
         notes=[
-            "Before and after, and the command for each: the table at the end of this "
-            "section (`benchmarks/bench_cli.py --src DIR` measures another checkout).",
+            "With FOREST_BENCH_BEFORE=DIR (another checkout's src/) that version builds its "
+            "own stores and is measured in the same run, its medians in the ratio column "
+            "(`benchmarks/bench_cli.py --before DIR` prints the same rows).",
+            f"Load average when the section ended: {os.getloadavg()[0]:.1f} on "
+            f"{os.cpu_count()} cores (the floor shows what it did to a bare interpreter).",
         ],
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, help="another checkout's src/ to measure")
+    parser.add_argument("--before", type=Path, help="another checkout's src/, measured alike")
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--work", type=Path, default=harness.WORK / "cli")
     args = parser.parse_args()
-    times, sizes = measure(args.src, args.work, args.runs, args.quick)
-    for row in _rows(times, sizes):
-        print(f"{row.metric}: {row.library} (floor {row.floor}, {row.ratio}) {row.result}")
+    versions: dict[str, Path | None] = {"after": None}
+    if args.before:
+        versions["before"] = args.before
+    times, sizes = measure(versions, args.work, args.runs, args.quick)
+    for row in _rows(times, sizes, list(versions)):
+        print(f"{row.metric}: {row.library} (floor {row.floor}; {row.ratio}) {row.result}")
+    print(f"load average {os.getloadavg()[0]:.1f}")
     shutil.rmtree(args.work, ignore_errors=True)
 
 

@@ -64,6 +64,7 @@ from .store.base import (
     Auto,
     Backend,
     ChatWriter,
+    CommitProbe,
     GroupedAppend,
     NewEntry,
     NewSession,
@@ -258,6 +259,12 @@ class Forest(FollowFacade, ModelFacade):
         """(session id, head, updated_at, status) of every session, cheaply: what a
         server compares between polls to notice commits by other processes."""
         return self._store.heads()
+
+    def commit_probe(self) -> CommitProbe | None:
+        """A probe whose reading moves whenever anyone commits to the store (None: the
+        backend has none): a poller of `heads` scans only when it moved. For one
+        thread; close it when done."""
+        return self._backend.commit_probe()
 
     @suggesting
     def set_status(self, session_id: str, status: str) -> None:

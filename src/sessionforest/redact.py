@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Final
@@ -124,12 +125,34 @@ def redact(text: str) -> Redaction:
     """
     if not text:
         return Redaction(text, 0)
+    lines = text.splitlines(keepends=True)
+    return redact_lines(lines, 0, len(lines))
+
+
+def _in_key(lines: Sequence[str]) -> bool:
+    """Whether the line after `lines` is inside a private key's block."""
+    in_key = False
+    for line in lines:
+        if in_key:
+            in_key = _KEY_END.search(line) is None
+            continue
+        begin = _KEY_BEGIN.search(line)
+        if begin is not None:
+            in_key = _KEY_END.search(line[begin.end() :]) is None
+    return in_key
+
+
+def redact_lines(lines: Sequence[str], start: int, stop: int) -> Redaction:
+    """`lines[start:stop]` (with their line endings) redacted exactly as `redact`
+    of the whole text would redact them: a line's secrets are its own, and whether
+    the part begins inside a private key's block is read from the lines before it
+    (by the block's markers alone, no scan)."""
     out: list[str] = []
     count = 0
-    in_key = False
+    in_key = _in_key(lines[:start]) if start else False
     with _LOCK:
         _configure()
-        for line in text.splitlines(keepends=True):
+        for line in lines[start:stop]:
             if in_key:
                 if _KEY_END.search(line):
                     in_key = False

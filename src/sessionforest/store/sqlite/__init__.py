@@ -22,6 +22,7 @@ from ..sql.dialect import SQLITE
 from ..sql.sources import SQLSources
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
+from .derived import DATA_VERSION
 from .store import SQLiteStore
 from .trees import SQLiteTrees
 
@@ -31,6 +32,19 @@ if TYPE_CHECKING:
     from .vectors import SQLiteVectors
 
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
+
+
+class SQLiteCommits:
+    """One polling thread's commit probe (store.base.CommitProbe)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __call__(self) -> int:
+        return int(self._conn.execute(DATA_VERSION).fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 class SQLiteBackend:
@@ -122,6 +136,11 @@ class SQLiteBackend:
         """Index whatever appends left pending, from any process, in one write
         transaction (derived.py); returns whether any entry was waiting."""
         return self.store.derived.catch_up()
+
+    def commit_probe(self) -> SQLiteCommits:
+        """`PRAGMA data_version` on a connection of the probe's own: it moves when any
+        other connection (this process's writer included) commits, and costs no lock."""
+        return SQLiteCommits(self.db.connect())
 
     def backlog(self) -> int:
         """How many entries wait for the full-text index."""
