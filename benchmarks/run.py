@@ -20,10 +20,12 @@ from datetime import UTC, datetime
 import bench_append
 import bench_deep
 import bench_harnesses
+import bench_heavy
 import bench_hostile
 import bench_import
 import bench_importers
 import bench_index_append
+import bench_mirror
 import bench_path
 import bench_postgres
 import bench_redact
@@ -54,6 +56,8 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_importers.NAME: bench_importers.run,
     bench_harnesses.NAME: bench_harnesses.run,
     bench_server.NAME: bench_server.run,
+    bench_mirror.NAME: bench_mirror.run,
+    bench_heavy.NAME: bench_heavy.run,
     bench_hostile.NAME: bench_hostile.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,

@@ -61,6 +61,24 @@ SHELL = {
 }
 
 
+def git_repo(where: Path, branch: str, remote: str | None = None) -> str:
+    """Make `where` a git repository on `branch` with one commit (and `origin` at
+    `remote`); returns the commit, for a test to find in what a CLI recorded."""
+    where.mkdir(parents=True, exist_ok=True)
+    steps = [
+        ["init", "-q", "-b", branch],
+        ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q",
+         "--allow-empty", "-m", "first"],
+    ]  # fmt: skip
+    if remote is not None:
+        steps.append(["remote", "add", "origin", remote])
+    for args in steps:
+        subprocess.run(["git", *args], cwd=where, check=True, capture_output=True)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    return done.stdout.strip()
+
+
 class MissingTool(RuntimeError):
     """The pinned CLIs are not installed (scripts/test installs them)."""
 

@@ -139,6 +139,18 @@ def test_previews_say_what_each_entry_is(forest: Forest) -> None:
     assert found[r] == "→ 3 passed"
 
 
+def test_a_chat_list_counts_visible_messages_and_branches(forest: Forest) -> None:
+    sid, *_ = two_branches(forest, None)
+    forest.append(sid, "provider.notification", {"provider": "x", "event": {}}, visibility="hidden")
+    forest.append(sid, "tool.completed", {"call_id": "c1", "output": "ok"})
+    empty = forest.create_session("empty")
+    counts = forest.chat_counts([empty, sid, empty])
+    assert [c.to_json() for c in counts] == [
+        {"session_id": empty, "messages": 0, "branches": 0},
+        {"session_id": sid, "messages": 8, "branches": 1},
+    ]
+
+
 def test_worker_chats_are_reachable_from_their_parent_and_back(tmp_path: Path) -> None:
     forest = Forest.open(tmp_path / "f.db")
     try:

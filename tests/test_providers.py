@@ -11,10 +11,13 @@ from sessionforest import Forest, project, to_anthropic, to_openai
 from sessionforest.errors import InvalidArgument, ProviderError, Unavailable, family
 from sessionforest.providers import (
     ProviderConfig,
+    TurnClient,
     complete,
     make_client,
     stream_adapter,
     stream_events,
+    turn_client,
+    warm,
 )
 from standin import Reply, anthropic_events, openai_events
 
@@ -24,6 +27,9 @@ CONFIGS = [
     ProviderConfig("openai", "gpt-test", "chat"),
 ]
 IDS = ["anthropic", "openai-responses", "openai-chat"]
+# A one-shot turn goes through either: the SDK's client, or the HTTP API spoken directly
+# (what a CLI deep search uses); both must send the same turn and fail the same way.
+MAKERS = pytest.mark.parametrize("make", [make_client, TurnClient], ids=["sdk", "direct"])
 
 
 def test_resolve_reads_flags_then_environment() -> None:
@@ -53,12 +59,15 @@ def test_resolve_names_the_bad_setting(
     assert caught.value.argument == named
 
 
+@MAKERS
 @pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
-def test_complete_sends_one_tool_free_turn(provider_standin: Any, cfg: ProviderConfig) -> None:
+def test_complete_sends_one_tool_free_turn(
+    provider_standin: Any, cfg: ProviderConfig, make: Any
+) -> None:
     provider_standin.reply_text('{"answer": "c2"}', input_tokens=321, output_tokens=7)
     done = complete(
         cfg,
-        make_client(cfg),
+        make(cfg),
         system="Pick a chat.",
         messages=[{"role": "user", "content": "which chat?"}],
         max_tokens=50,
@@ -82,15 +91,16 @@ def test_complete_sends_one_tool_free_turn(provider_standin: Any, cfg: ProviderC
         (500, "server_error", "error"),
     ],
 )
+@MAKERS
 @pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
 def test_failures_become_provider_errors_with_a_reason(
-    provider_standin: Any, cfg: ProviderConfig, status: int, code: str, reason: str
+    provider_standin: Any, cfg: ProviderConfig, status: int, code: str, reason: str, make: Any
 ) -> None:
     provider_standin.reply_error(status, code)
     with pytest.raises(ProviderError) as caught:
         complete(
             cfg,
-            make_client(cfg),
+            make(cfg),
             system="s",
             messages=[{"role": "user", "content": "q"}],
             max_tokens=5,
@@ -102,13 +112,14 @@ def test_failures_become_provider_errors_with_a_reason(
     assert len(provider_standin.requests) == 1  # retries are off: the caller owns the budget
 
 
+@MAKERS
 @pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
-def test_a_slow_provider_times_out(provider_standin: Any, cfg: ProviderConfig) -> None:
+def test_a_slow_provider_times_out(provider_standin: Any, cfg: ProviderConfig, make: Any) -> None:
     provider_standin.reply(Reply(delay=1.0))
     with pytest.raises(ProviderError) as caught:
         complete(
             cfg,
-            make_client(cfg),
+            make(cfg),
             system="s",
             messages=[{"role": "user", "content": "q"}],
             max_tokens=5,
@@ -117,14 +128,45 @@ def test_a_slow_provider_times_out(provider_standin: Any, cfg: ProviderConfig) -
     assert caught.value.reason == "timeout"
 
 
+@MAKERS
 def test_a_missing_key_is_an_auth_error(
-    provider_standin: Any, monkeypatch: pytest.MonkeyPatch
+    provider_standin: Any, monkeypatch: pytest.MonkeyPatch, make: Any
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     cfg = CONFIGS[1]
     with pytest.raises(ProviderError) as caught:
-        make_client(cfg)
+        make(cfg)
     assert caught.value.reason == "auth"
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_the_direct_client_sends_what_the_sdk_sends(
+    provider_standin: Any, cfg: ProviderConfig
+) -> None:
+    """Same path, same body, the key in the same header, warmed on one connection."""
+    sent = []
+    for make in (make_client, TurnClient):
+        provider_standin.reply_text('{"answer": null}')
+        client = make(cfg)
+        warm(client)
+        complete(cfg, client, system="s", messages=[{"role": "user", "content": "q"}],
+                 max_tokens=5)  # fmt: skip
+        assert provider_standin.open_connections == 1  # the warmed one, reused
+        client.close()
+        sent.append(provider_standin.requests[-2:])
+        provider_standin.requests.clear()
+    (sdk_warm, sdk_turn), (direct_warm, direct_turn) = sent
+    assert (direct_warm.path, direct_turn.path) == (sdk_warm.path, sdk_turn.path)
+    assert direct_turn.body == sdk_turn.body
+    for header in ("x-api-key", "authorization", "anthropic-version"):
+        assert direct_turn.headers.get(header) == sdk_turn.headers.get(header)
+
+
+def test_a_proxy_leaves_the_turns_to_the_sdk(provider_standin: Any) -> None:
+    cfg = CONFIGS[0]
+    assert isinstance(turn_client(cfg, env={"ANTHROPIC_API_KEY": "k"}), TurnClient)
+    behind = turn_client(cfg, env={"ANTHROPIC_API_KEY": "k", "HTTPS_PROXY": "http://p:3128"})
+    assert not isinstance(behind, TurnClient)
 
 
 def _chat(tmp_path: Path) -> tuple[Forest, str]:

@@ -1,8 +1,12 @@
-"""Redaction of model-bound text with detect-secrets, on whole bodies."""
+"""Redaction of model-bound text with detect-secrets, on whole bodies and on parts."""
 
 from __future__ import annotations
 
-from sessionforest.redact import REDACTED, available, redact
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionforest.deep import redacted_window, window
+from sessionforest.redact import REDACTED, available, redact, redact_lines
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -50,3 +54,35 @@ def test_empty_and_plain_text_pass_through() -> None:
     assert redact("").text == ""
     plain = "we should add a test for that\nthe build is green\n"
     assert redact(plain).text == plain and redact(plain).secrets == 0
+
+
+LINES = [
+    "the deploy failed\n",
+    f"aws_access_key = '{AWS}'\n",
+    f'aws_secret_access_key = "{AWS_SECRET}"\n',
+    "db url https://admin:correcthorsebattery@db.example.com/app\n",
+    *(line + "\n" for line in KEY.splitlines()),
+    "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA\n",
+    "let me check the logs first\n",
+    "\n",
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=14), st.data())
+def test_a_part_is_redacted_as_the_whole_redacts_it(lines: list[str], data: st.DataObject) -> None:
+    """Any split of the lines, each part redacted alone (redact_lines), puts the whole's
+    redaction back together: what a card's excerpt shows is redacted as in the body."""
+    cut = data.draw(st.integers(0, len(lines)))
+    parts = redact_lines(lines, 0, cut).text + redact_lines(lines, cut, len(lines)).text
+    assert parts == redact("".join(lines)).text
+
+
+def test_a_long_body_s_excerpt_is_redacted_and_around_the_word() -> None:
+    closed = [line for line in LINES if "OPENSSH" not in line]  # no block left open
+    body = "".join(closed * 30) + "the flaky retry test is here\n" + "".join(closed * 30)
+    excerpt = redacted_window(body, ["flaky"], 200)
+    assert "flaky retry" in excerpt and excerpt.startswith("…") and excerpt.endswith("…")
+    for secret in (AWS, AWS_SECRET, "correcthorsebattery", "MIIEpAIB", "b3BlbnNzaC1rZXk"):
+        assert secret not in excerpt
+    assert excerpt == window(redact(body).text, ["flaky"], 200)

@@ -113,6 +113,37 @@ def window(text: str, words: Sequence[str], chars: int) -> str:
     return ("…" if start else "") + piece + ("…" if start + chars < len(flat) else "")
 
 
+def redacted_window(text: str, words: Sequence[str], chars: int) -> str:
+    """`window(redact(text), words, chars)`, scanning only the lines the window can reach.
+
+    A line's secrets are found in that line alone (detect-secrets is a line
+    scanner; `redact.redact_lines` reads a private key's block from the lines
+    before), so every line the excerpt shows is redacted as in the whole body:
+    the lines around the first one holding a word, at least `chars` flattened
+    characters before it and twice that after. A long body's card no longer
+    scans all of it.
+    """
+    lines = text.splitlines(keepends=True)
+    flat = [len(" ".join(line.split())) + 1 for line in lines]
+    if sum(flat) <= 4 * chars:
+        return window(redact.redact(text).text, words, chars)
+    hit = next((i for i, line in enumerate(lines) if any(w in line.lower() for w in words)), 0)
+    first, reach = hit, 0
+    while first > 0 and reach < chars:
+        first -= 1
+        reach += flat[first]
+    last, reach = hit + 1, 0
+    while last < len(lines) and reach < 2 * chars:
+        reach += flat[last]
+        last += 1
+    excerpt = window(redact.redact_lines(lines, first, last).text, words, chars)
+    if first > 0 and not excerpt.startswith("…"):
+        excerpt = "…" + excerpt
+    if last < len(lines) and not excerpt.endswith("…"):
+        excerpt += "…"
+    return excerpt
+
+
 @dataclass(slots=True)
 class Card:
     label: str
@@ -205,23 +236,20 @@ def release(prepared: Prepared | None) -> None:
             return
 
 
-def _warm(client: Any) -> None:
-    """Open the client's connection with a request that is not a model turn."""
-    try:
-        client.models.list()
-    except Exception:  # warming is best effort: the turn itself reports failures
-        return
-
-
 def _card(forest: Any, label: str, hit: ChatHit, words: Sequence[str]) -> Card:
-    body = _best_body(forest, hit.session_id, words)
+    body = _best_text(forest, hit.session_id, words)
     title_tokens = estimate_tokens(hit.title[:60]) + 12
-    snippet = truncate_tokens(window(body, words, 200), max(10, CARD_TOKENS - title_tokens))
-    return Card(label, hit, snippet)
+    excerpt = redacted_window(body, words, 200)
+    return Card(label, hit, truncate_tokens(excerpt, max(10, CARD_TOKENS - title_tokens)))
 
 
 def _best_body(forest: Any, session_id: str, words: Sequence[str]) -> str:
     """The whole redacted body of the chat's best-matching entry (its opening if none)."""
+    return redact.redact(_best_text(forest, session_id, words)).text
+
+
+def _best_text(forest: Any, session_id: str, words: Sequence[str]) -> str:
+    """The text of the chat's best-matching entry (its opening if none), not redacted."""
     entry = None
     if words:
         found = forest.search_session_entries(session_id, " OR ".join(words[:6]), 1)
@@ -230,9 +258,7 @@ def _best_body(forest: Any, session_id: str, words: Sequence[str]) -> str:
     if entry is None:
         page = forest.entries_after(session_id, 0, 4)
         entry = next((e for e in page if (entry_text(e.kind, e.payload) or "").strip()), None)
-    return (
-        redact.redact(entry_text(entry.kind, entry.payload) or "").text if entry is not None else ""
-    )
+    return entry_text(entry.kind, entry.payload) or "" if entry is not None else ""
 
 
 def _query_words(search: ChatSearch) -> list[str]:
@@ -258,8 +284,8 @@ def prepare(
     started = time.perf_counter()
     if not redact.available():
         raise BackendUnavailable("pip install 'sessionforest[deep]' (detect-secrets)")
-    client = clients.get(cfg) if clients is not None else providers.make_client(cfg)
-    _warm(client)
+    client = clients.get(cfg) if clients is not None else providers.turn_client(cfg)
+    providers.warm(client)
     found = search if search is not None else forest.search_chats(query, now, limit, harness)
     words = _query_words(found)
     cards = [_card(forest, f"c{i}", hit, words) for i, hit in enumerate(found.hits[:CARDS], 1)]

@@ -16,7 +16,7 @@ from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
 from .model import CheckpointRef, Entry, SessionInfo, Snapshot, SnapshotNode
 from .store.base import Store, TreeStore
-from .wire import Compare, CompareGitJson, CompareRow, LogEntryJson, WorkerChat, Workers
+from .wire import ChatCounts, Compare, CompareGitJson, CompareRow, LogEntryJson, WorkerChat, Workers
 from .worktree import Worktrees
 
 # How many of a worker chat's first entries are read for the prompt it started from.
@@ -242,3 +242,12 @@ def previews(store: Store, session_id: str, entry_ids: Sequence[str]) -> dict[st
     with store.reading():
         found = [store.entry(session_id, i) for i in dict.fromkeys(entry_ids)]
     return {e.id: preview_text(e.kind, e.payload) for e in found}
+
+
+def chat_counts(store: Store, session_ids: Sequence[str]) -> list[ChatCounts]:
+    """Messages and branches of each chat, read in one snapshot."""
+    with store.reading():
+        return [
+            ChatCounts(sid, store.messages(sid), store.branches(sid))
+            for sid in dict.fromkeys(session_ids)
+        ]

@@ -21,15 +21,6 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from .deadline import Deadline, running
-from .documents import (
-    compare_document,
-    divergence_marks,
-    log_document,
-    previews,
-    snapshot_of,
-    tree_document,
-    workers_document,
-)
 from .errors import (
     ForestError,
     InvalidArgument,
@@ -40,14 +31,14 @@ from .errors import (
 from .forest_follow import FollowFacade
 from .forest_models import ModelFacade
 from .forest_trees import suggesting
-from .gitstamp import STAMP_SECONDS, Divergence
+from .gitstamp import STAMP_SECONDS
 from .ids import Clock, id_problem, new_id, title_text, utc_now
-from .io.copy import CopyReport, copy_store
 from .model import (
     CURRENT_SCHEMA_VERSION,
     Backlog,
     ChatSpec,
     CheckReport,
+    Divergence,
     Entry,
     ImportReport,
     Node,
@@ -59,9 +50,7 @@ from .model import (
 )
 from .rules import refs
 from .rules.append import created_time, prepare, stamp_text
-from .search import find, recall, semantic
-from .search.recall import check_limit
-from .search.results import ChatSearch, EntryHit
+from .search import semantic
 from .search.semantic import Semantic
 from .store.backends import default_path, open_backend
 from .store.base import (
@@ -75,19 +64,22 @@ from .store.base import (
     Auto,
     Backend,
     ChatWriter,
+    CommitProbe,
     GroupedAppend,
     NewEntry,
     NewSession,
     Stamping,
     Unset,
 )
-from .wire import Compare, LogEntryJson, Workers
-from .worktree import Worktrees
 
 if TYPE_CHECKING:
+    from .io.copy import CopyReport
     from .io.position import SourcePosition
     from .io.report import Progress
     from .io.sources import Location
+    from .search.results import ChatSearch, EntryHit
+    from .wire import ChatCounts, Compare, LogEntryJson, Workers
+    from .worktree import Worktrees
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -124,17 +116,27 @@ class Forest(FollowFacade, ModelFacade):
         self._store = backend.store
         self._trees = backend.trees
         self._clock = clock
-        self._worktrees = Worktrees(backend.store, stamp_seconds)
+        self._stamp_seconds = stamp_seconds
+        self._worktrees_made: Worktrees | None = None
         self.path = backend.path
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
-        self._semantic = Semantic.open(backend.vectors)
+        self._semantic = Semantic.open(lambda: backend.vectors)
         # The backend's maintenance thread (store/base/maintenance.py) indexes behind
         # the appends; with the semantic leg it also embeds what was indexed, once
         # writes pause, for every writer: a library user, the CLI, the server.
         self._maintenance = backend.maintenance
         if self._semantic is not None and self.readonly_why is None:
             self._maintenance.add(VECTORS, self._semantic.step, quiet=semantic.QUIET)
+
+    @property
+    def _worktrees(self) -> Worktrees:
+        """Stamping and divergence (git): made by the first call that needs them."""
+        if self._worktrees_made is None:
+            from .worktree import Worktrees
+
+            self._worktrees_made = Worktrees(self._store, self._stamp_seconds)
+        return self._worktrees_made
 
     # --- opening -----------------------------------------------------------------
 
@@ -245,18 +247,38 @@ class Forest(FollowFacade, ModelFacade):
     def session(self, session_id: str) -> SessionInfo:
         return self._store.session(session_id)
 
-    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
-        """Every session (`include_hidden=False`: top-level ones only).
+    def sessions(
+        self,
+        *,
+        include_hidden: bool = True,
+        order: str = "created",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only), or the page of
+        `limit` of them from `offset`.
 
         `order="created"` lists them oldest first; `"updated"` puts the latest
         activity (the `updated_at` each carries) first, as a sidebar does.
         """
-        return self._store.sessions(include_hidden=include_hidden, order=order)
+        return self._store.sessions(
+            include_hidden=include_hidden, order=order, limit=limit, offset=offset
+        )
+
+    def count_sessions(self, *, include_hidden: bool = True) -> int:
+        """How many sessions `sessions` would list (without a page)."""
+        return self._store.count_sessions(include_hidden=include_hidden)
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:
         """(session id, head, updated_at, status) of every session, cheaply: what a
         server compares between polls to notice commits by other processes."""
         return self._store.heads()
+
+    def commit_probe(self) -> CommitProbe | None:
+        """A probe whose reading moves whenever anyone commits to the store (None: the
+        backend has none): a poller of `heads` scans only when it moved. For one
+        thread; close it when done."""
+        return self._backend.commit_probe()
 
     @suggesting
     def set_status(self, session_id: str, status: str) -> None:
@@ -542,6 +564,8 @@ class Forest(FollowFacade, ModelFacade):
     def snapshot(self, session_id: str, entry: str | None = None) -> Snapshot:
         """The tree skeleton, active path, tips, checkpoints and the divergence of
         `entry` (default: the head), read in one snapshot so they agree."""
+        from .documents import snapshot_of
+
         return snapshot_of(self._store, self._worktrees, session_id, entry)
 
     @suggesting
@@ -557,30 +581,49 @@ class Forest(FollowFacade, ModelFacade):
         `max_bytes`: TooLarge, before decoding, when the entries' stored JSON is larger."""
         if limit is not None and limit < 1:
             raise InvalidArgument("limit", f"must be at least 1, got {limit}")
+        from .documents import log_document
+
         return log_document(self._store, self._worktrees, session_id, limit, end, max_bytes)
 
     @suggesting
     def compare(self, session_id: str, a: str, b: str) -> Compare:
         """Two branches side by side from their common ancestor (docs in compare.py)."""
+        from .documents import compare_document
+
         return compare_document(self._store, self._worktrees, session_id, a, b)
 
     @suggesting
     def previews(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """A short line of text per entry (what a forest node shows)."""
+        from .documents import previews
+
         return previews(self._store, session_id, entry_ids)
+
+    @suggesting
+    def chat_counts(self, session_ids: Sequence[str]) -> list[ChatCounts]:
+        """Each chat's visible messages and branches (what a chat list shows)."""
+        from .documents import chat_counts
+
+        return chat_counts(self._store, session_ids)
 
     @suggesting
     def workers(self, session_id: str) -> Workers:
         """The worker chats the agent tree links under this chat, and the chat this one
         works for (when it is a worker)."""
+        from .documents import workers_document
+
         return workers_document(self._store, self._trees, session_id)
 
     def tree_document(self, session_id: str) -> dict[str, Any]:
         """`tree --json`: the snapshot's head, path, tips, labels, nodes and divergence."""
+        from .documents import tree_document
+
         return tree_document(self.snapshot(session_id))
 
     def divergence_marks(self, session_id: str, entries: Sequence[Entry]) -> dict[str, str]:
         """`[diverged: head|dirty|both]` for each stamped entry whose worktree moved on."""
+        from .documents import divergence_marks
+
         return divergence_marks(self._worktrees, session_id, entries)
 
     # --- integrity ---------------------------------------------------------------
@@ -607,7 +650,9 @@ class Forest(FollowFacade, ModelFacade):
         """Entries of this one session matching `query`, best first (ended chats too);
         `limit` must be at least 1. With a `deadline`, the search stops (SearchStopped)
         once it passes or is cancelled."""
-        check_limit(limit)
+        from .search import recall
+
+        recall.check_limit(limit)
         self._backend.catch_up()
         with running(deadline), self._backend.search(deadline) as index:
             self._store.head(session_id)  # unknown or quarantined: refused, same snapshot
@@ -630,7 +675,9 @@ class Forest(FollowFacade, ModelFacade):
         search stops, raising SearchStopped, once it passes or is cancelled (a
         server's client that went away): nothing is left running.
         """
-        check_limit(limit)
+        from .search import find, recall
+
+        recall.check_limit(limit)
         leg = self._semantic
         self._backend.catch_up()  # every append acknowledged before is found
         if leg is not None and self.readonly_why is None:
@@ -658,7 +705,9 @@ class Forest(FollowFacade, ModelFacade):
         if leg is None:
             raise InvalidArgument("semantic", SEMANTIC_MISSING)
         if limit is not None:
-            check_limit(limit)
+            from .search import recall
+
+            recall.check_limit(limit)
         self._backend.catch_up()  # only indexed entries are noted for vectors
         return leg.catch_up(limit=limit, progress=progress), leg.waiting()
 
@@ -749,6 +798,8 @@ class Forest(FollowFacade, ModelFacade):
         """Copy every session of this store into `target` (any backend to any other):
         one transaction per session, sessions already there only verified, then every
         session counted and hashed on both sides (io/copy.py)."""
+        from .io.copy import copy_store
+
         return copy_store(
             self._store,
             self._backend.bulk,

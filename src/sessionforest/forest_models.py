@@ -10,19 +10,29 @@ stay the surfaces' to drive: `sessionforest.providers`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import deep
-from .deep import DeepSearch, Prepared, Prestarts
-from .projection import Message, project
-from .providers import Clients, ProviderConfig
-from .render_providers import to_anthropic, to_openai
-from .wire import UsageRecordJson
-
 if TYPE_CHECKING:
+    from .deep import DeepSearch, Prepared, Prestarts
     from .model import Entry
+    from .projection import Message
+    from .providers import Clients, ProviderConfig
+    from .wire import UsageRecordJson
+
+# deep.py (and the SDK-facing modules behind it) load on the first deep search, not
+# with the facade: a CLI call that never asks a model never pays for them.
+_LAZY = {"DeepSearch": "deep", "Prepared": "deep", "Prestarts": "deep", "Message": "projection"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __package__), name)
+
 
 __all__ = ["DeepSearch", "Message", "ModelFacade", "Prepared", "Prestarts"]
 
@@ -37,11 +47,15 @@ class ModelFacade:
     def project(self, session_id: str) -> list[Message]:
         """The provider-neutral context of the active branch, root first (what a model
         would be sent; fails closed, projection.py)."""
+        from .projection import project
+
         return project(self, session_id)
 
     def model_context(self, session_id: str, provider: str) -> tuple[Any, Sequence[Any]]:
         """The active branch rendered for `provider`'s SDK: (system, turns). Anthropic
         takes the system prompt apart; OpenAI's Responses API as input items (no system)."""
+        from .render_providers import to_anthropic, to_openai
+
         messages = self.project(session_id)
         if provider == "anthropic":
             rendered = to_anthropic(messages, session_id=session_id)
@@ -62,6 +76,8 @@ class ModelFacade:
         """find-a-chat with the model tier (docs/deep-search.md): the index and its gate
         first; a model only when the gate is unsure and `config` names one. `prepared`:
         a pre-started search (`Prestarts.take`); `clients`: the SDK client cache."""
+        from . import deep
+
         return deep.deep_search(
             self, query, config, now=now, limit=limit, harness=harness,
             prepared=prepared, clients=clients,
@@ -69,4 +85,6 @@ class ModelFacade:
 
     def deep_usage(self) -> list[UsageRecordJson]:
         """The model usage every deep search recorded, oldest first."""
+        from . import deep
+
         return deep.usage(self)

@@ -14,6 +14,12 @@ everywhere:
   `Clients` keeps one per configuration for a long-lived process (the server:
   its deep searches and the web UI's replies share them; importing an SDK and
   opening its connection pool take seconds).
+- `turn_client` is what a one-shot process (the CLI's `find --deep`) sends its
+  turns with: `TurnClient`, the provider's HTTP API spoken directly over one
+  kept-alive connection, because importing an SDK (its types are built at
+  import) costs more than the whole search may (docs/benchmarks.md, CLI wall
+  time). Its requests are the SDK's own (paths, headers that matter, bodies)
+  and the same variables configure it; behind a proxy it is the SDK's client.
 - `complete` runs one non-streaming, tool-free turn; `stream_events` yields a
   streamed turn's raw events as dicts, which `stream_adapter` turns into
   durable entries (adapters/).
@@ -32,11 +38,18 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
-from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter, StreamAdapter
-from .adapters.base import TurnWriter, as_event
+import orjson
+
 from .errors import BackendUnavailable, InvalidArgument, ProviderError
+
+if TYPE_CHECKING:
+    from http.client import HTTPConnection
+
+    from .adapters import StreamAdapter
+    from .adapters.base import TurnWriter
 
 ProviderName = Literal["anthropic", "openai"]
 Api = Literal["messages", "responses", "chat"]
@@ -171,22 +184,198 @@ def classify(cfg: ProviderConfig, exc: BaseException) -> ProviderError:
     sdk = _sdk(cfg.provider)
     status = getattr(exc, "status_code", None)
     body = str(getattr(exc, "body", "") or "") + " " + str(exc)
-    lowered = body.lower()
-    reason: str
-    if isinstance(exc, (sdk.APITimeoutError, TimeoutError)):
-        reason = "timeout"
-    elif status == 402 or (status in (400, 403, 429) and any(w in lowered for w in _QUOTA_WORDS)):
-        reason = "quota"
-    elif status == 429:
-        reason = "rate_limit"
-    elif status in (401, 403) or "api_key" in lowered or "authentication" in lowered:
-        reason = "auth"
-    elif status is not None and 400 <= status < 500:
-        reason = "bad_request"
-    else:
-        reason = "error"
+    timed_out = isinstance(exc, (sdk.APITimeoutError, TimeoutError))
     detail = str(exc).strip() or type(exc).__name__
-    return ProviderError(cfg.provider, cfg.model, reason, detail, status=status)
+    return ProviderError(cfg.provider, cfg.model, _reason(status, body, timed_out), detail,
+                         status=status)  # fmt: skip
+
+
+def _reason(status: int | None, body: str, timed_out: bool) -> str:
+    """What went wrong, from the HTTP status and the error's text (SDK or raw body)."""
+    lowered = body.lower()
+    if timed_out:
+        return "timeout"
+    if status == 402 or (status in (400, 403, 429) and any(w in lowered for w in _QUOTA_WORDS)):
+        return "quota"
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403) or "api_key" in lowered or "authentication" in lowered:
+        return "auth"
+    if status is not None and 400 <= status < 500:
+        return "bad_request"
+    return "error"
+
+
+# --- one-shot turns without the SDK -------------------------------------------------
+
+# The Messages API version the Anthropic SDK sends (anthropic 2.15; a test compares the
+# two clients' requests, so an SDK that moves on is noticed).
+ANTHROPIC_VERSION = "2026-10-21"
+DEFAULT_BASE = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+# Any of these set: the process goes through a proxy, which the SDKs' HTTP client honours.
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+                   "all_proxy")  # fmt: skip
+
+
+class TurnClient:
+    """A provider's HTTP API for `complete` and `warm` alone, over one kept-alive
+    connection, configured by the SDK's variables (key, base URL). Not shared by
+    threads: one search's client."""
+
+    def __init__(self, cfg: ProviderConfig, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        self.cfg = cfg
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if cfg.provider == "anthropic":
+            base = env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE["anthropic"]
+            # The SDK sends either as a bearer token, the key winning.
+            key = env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")
+            if key:
+                headers["authorization"] = f"Bearer {key}"
+            else:
+                raise self._error("auth", "no API key: set ANTHROPIC_API_KEY")
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            suffix = "/v1"
+        else:
+            base = env.get("OPENAI_BASE_URL") or DEFAULT_BASE["openai"]
+            key = env.get("OPENAI_API_KEY")
+            if not key:
+                raise self._error("auth", "the api_key client option must be set: OPENAI_API_KEY")
+            headers["authorization"] = f"Bearer {key}"
+            for variable, header in (("OPENAI_ORG_ID", "openai-organization"),
+                                     ("OPENAI_PROJECT_ID", "openai-project")):  # fmt: skip
+                if env.get(variable):
+                    headers[header] = env[variable]
+            suffix = ""
+        url = urlsplit(base)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise InvalidArgument("base URL", f"{base!r} is not an http(s) URL")
+        self._url = url
+        self._prefix = url.path.rstrip("/") + suffix
+        self._headers = headers
+        self._conn: HTTPConnection | None = None
+
+    def _error(self, reason: str, detail: str, status: int | None = None) -> ProviderError:
+        return ProviderError(self.cfg.provider, self.cfg.model, reason, detail, status=status)
+
+    def _connection(self, timeout: float) -> HTTPConnection:
+        if self._conn is None:
+            import http.client
+
+            host, port = self._url.hostname or "", self._url.port
+            if self._url.scheme == "https":
+                import ssl
+
+                try:  # the CA bundle the SDKs' HTTP client uses
+                    import certifi
+
+                    context = ssl.create_default_context(cafile=certifi.where())
+                except ImportError:
+                    context = ssl.create_default_context()
+                self._conn = http.client.HTTPSConnection(host, port, timeout=timeout,
+                                                         context=context)  # fmt: skip
+            else:
+                self._conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        self._conn.timeout = timeout
+        if self._conn.sock is not None:
+            self._conn.sock.settimeout(timeout)
+        return self._conn
+
+    def request(self, method: str, path: str, body: Any, timeout: float) -> Any:
+        """One request; its JSON answer. Any failure raises ProviderError (no retry)."""
+        import http.client
+
+        conn = self._connection(timeout)
+        payload = None if body is None else orjson.dumps(body)
+        try:
+            conn.request(method, self._prefix + path, body=payload, headers=self._headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except TimeoutError as exc:
+            self.close()
+            raise self._error("timeout", f"Request timed out: {exc}") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            self.close()
+            detail = f"Connection error: {exc or type(exc).__name__}"
+            raise self._error(_reason(None, detail, False), detail) from exc
+        if response.will_close:
+            self.close()
+        text = raw.decode("utf-8", "replace")
+        if response.status >= 400:
+            detail = f"Error code: {response.status} - {text.strip()}"
+            raise self._error(_reason(response.status, text, False), detail, response.status)
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise self._error("error", f"the answer is not JSON: {text[:80]!r}") from exc
+
+    def warm(self) -> None:
+        """Open the connection with a request that is not a model turn."""
+        self.request("GET", "/models", None, self.cfg.timeout)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def turn_client(cfg: ProviderConfig, env: Mapping[str, str] | None = None) -> Any:
+    """The client one search sends its turns with: a `TurnClient`, or the SDK's client
+    (`make_client`) when a proxy is configured (the SDK's HTTP client honours it)."""
+    env = os.environ if env is None else env
+    if any(env.get(variable) for variable in PROXY_VARIABLES):
+        return make_client(cfg)
+    return TurnClient(cfg, env)
+
+
+def warm(client: Any) -> None:
+    """Open a client's connection with a request that is not a model turn; best
+    effort (the turn itself reports failures)."""
+    try:
+        if isinstance(client, TurnClient):
+            client.warm()
+        else:
+            client.models.list()
+    except Exception:
+        return
+
+
+def _turn(
+    client: TurnClient, system: str, messages: Sequence[Mapping[str, Any]], max_tokens: int,
+    timeout: float,
+) -> tuple[str, int, int]:  # fmt: skip
+    """(text, input tokens, output tokens) of one turn sent as the SDK would send it."""
+    cfg = client.cfg
+    if cfg.provider == "anthropic":
+        body = {"model": cfg.model, "max_tokens": max_tokens, "system": system,
+                "messages": list(messages)}  # fmt: skip
+        data = client.request("POST", "/messages", body, timeout)
+        text = "".join(
+            str(b.get("text") or "") for b in data.get("content") or () if b.get("type") == "text"
+        )
+        usage = data.get("usage") or {}
+        return text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    if cfg.api == "responses":
+        body = {"model": cfg.model, "instructions": system, "input": list(messages),
+                "max_output_tokens": max_tokens, "store": False}  # fmt: skip
+        data = client.request("POST", "/responses", body, timeout)
+        # The SDK's `output_text`: every output_text part of the message items, joined.
+        text = "".join(
+            str(part.get("text") or "")
+            for item in data.get("output") or ()
+            if item.get("type") == "message"
+            for part in item.get("content") or ()
+            if part.get("type") == "output_text"
+        )
+        usage = data.get("usage") or {}
+        return text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    body = {"model": cfg.model, "messages": [{"role": "system", "content": system}, *messages],
+            "max_tokens": max_tokens}  # fmt: skip
+    data = client.request("POST", "/chat/completions", body, timeout)
+    choices = data.get("choices") or []
+    text = str((choices[0].get("message") or {}).get("content") or "") if choices else ""
+    usage = data.get("usage") or {}
+    return text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
 def _usage(cfg: ProviderConfig, response: Any) -> tuple[int, int]:
@@ -223,6 +412,9 @@ def complete(
     """
     limit = cfg.timeout if timeout is None else timeout
     started = time.perf_counter()
+    if isinstance(client, TurnClient):
+        text, tokens_in, tokens_out = _turn(client, system, messages, max_tokens, limit)
+        return Completion(text, tokens_in, tokens_out, time.perf_counter() - started)
     try:
         if cfg.provider == "anthropic":
             response = client.messages.create(
@@ -289,6 +481,8 @@ def stream_events(
             )
     except Exception as exc:
         raise classify(cfg, exc) from exc
+    from .adapters.base import as_event
+
     try:
         for event in stream:
             raw = as_event(event)
@@ -306,5 +500,7 @@ def stream_adapter(
     cfg: ProviderConfig, forest: TurnWriter, session_id: str, *, keep_notifications: bool = True
 ) -> StreamAdapter:
     """The stream adapter that records this provider's events into `session_id`."""
+    from .adapters import AnthropicStreamAdapter, OpenAIResponsesStreamAdapter
+
     cls = AnthropicStreamAdapter if cfg.provider == "anthropic" else OpenAIResponsesStreamAdapter
     return cls(forest, session_id, keep_notifications=keep_notifications)

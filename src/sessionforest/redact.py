@@ -19,12 +19,18 @@ from __future__ import annotations
 import base64
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Final
 
 REDACTED: Final = "[redacted]"
+# detect-secrets keeps its settings in a process-wide object; scans hold this lock.
 _LOCK = threading.Lock()
+# Its default settings are configured once for the process and kept: entering
+# `default_settings()` per call rebuilds every plugin and filter (their caches are
+# cleared on the way in and out), which cost a deep search more than its scans.
+_configured = False
 _KEY_BEGIN = re.compile(r"BEGIN[A-Z ]*PRIVATE KEY")
 _KEY_END = re.compile(r"END[A-Z ]*PRIVATE KEY")
 _BINARY = re.compile(r"([\w.-]+)\s*:\s*(!!binary\s+([A-Za-z0-9+/=]+))")
@@ -96,6 +102,20 @@ def _found(line: str) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+def _configure() -> None:
+    """Configure detect-secrets' default settings (every plugin, the default filters)
+    once: what `detect_secrets.settings.default_settings()` sets on entering."""
+    global _configured
+    if not _configured:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.settings import cache_bust, configure_settings_from_baseline
+
+        plugins = get_mapping_from_secret_type_to_class().values()
+        cache_bust()
+        configure_settings_from_baseline({"plugins_used": [{"name": p.__name__} for p in plugins]})
+        _configured = True
+
+
 def redact(text: str) -> Redaction:
     """`text` with every secret detect-secrets finds replaced by `[redacted]`.
 
@@ -105,13 +125,34 @@ def redact(text: str) -> Redaction:
     """
     if not text:
         return Redaction(text, 0)
-    from detect_secrets.settings import default_settings
+    lines = text.splitlines(keepends=True)
+    return redact_lines(lines, 0, len(lines))
 
+
+def _in_key(lines: Sequence[str]) -> bool:
+    """Whether the line after `lines` is inside a private key's block."""
+    in_key = False
+    for line in lines:
+        if in_key:
+            in_key = _KEY_END.search(line) is None
+            continue
+        begin = _KEY_BEGIN.search(line)
+        if begin is not None:
+            in_key = _KEY_END.search(line[begin.end() :]) is None
+    return in_key
+
+
+def redact_lines(lines: Sequence[str], start: int, stop: int) -> Redaction:
+    """`lines[start:stop]` (with their line endings) redacted exactly as `redact`
+    of the whole text would redact them: a line's secrets are its own, and whether
+    the part begins inside a private key's block is read from the lines before it
+    (by the block's markers alone, no scan)."""
     out: list[str] = []
     count = 0
-    in_key = False
-    with _LOCK, default_settings():
-        for line in text.splitlines(keepends=True):
+    in_key = _in_key(lines[:start]) if start else False
+    with _LOCK:
+        _configure()
+        for line in lines[start:stop]:
             if in_key:
                 if _KEY_END.search(line):
                     in_key = False

@@ -8,6 +8,7 @@ backend classify text and mark snippets (`MARK`, `ELLIPSIS`) the same way.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -29,7 +30,13 @@ SPACELESS_RANGES: Final = (
     (0x20000, 0x3134F),
 )
 
-_SPACELESS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACELESS_RANGES) + "]")
+
+@functools.cache
+def _spaceless_pattern() -> re.Pattern[str]:
+    # Compiled on first use: the character class takes milliseconds to build, which a
+    # CLI call that never reads a text would pay at import.
+    return re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACELESS_RANGES) + "]")
+
 
 MARK: Final = "**"  # around a matched word in a snippet
 ELLIPSIS: Final = "…"  # where a snippet cuts text
@@ -37,7 +44,7 @@ ELLIPSIS: Final = "…"  # where a snippet cuts text
 
 def spaceless(text: str) -> bool:
     """Whether `text` holds a character of a script written without spaces."""
-    return _SPACELESS.search(text) is not None
+    return _spaceless_pattern().search(text) is not None
 
 
 EXCERPT_CHARS: Final = 64

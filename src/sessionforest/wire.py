@@ -77,6 +77,17 @@ class WorkerChat(Value, frozen=True):
     created_at: str
 
 
+class ChatCounts(Value, frozen=True):
+    """What a chat list shows beside a title: visible messages (every branch) and
+    the points where a turn was re-done (`Forest.branches`)."""
+
+    wire_name: ClassVar[str] = "ChatCountsJson"
+
+    session_id: str
+    messages: int
+    branches: int
+
+
 class Workers(Value, frozen=True):
     """A chat's place in the agent tree: the chat it works for, the worker chats under it."""
 

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from follow_helpers import contents, grow
+from harness_cli import git_repo
 from sessionforest import Forest
+from sessionforest.cli.main import cli as forest_cli
 from sessionforest.io.common import Ids
 from standin import Reply
 
@@ -98,6 +101,11 @@ def test_the_fixtures_import_keeping_what_is_unknown(forest: Forest, name: str) 
     if name == "small.jsonl":
         assert kinds["compaction"] == sum(r["type"] == "compacted" for r in records)
         assert kinds["checkpoint"] == 1  # the ghost_snapshot (a git snapshot for /undo)
+        # session_meta's cwd and git, as the file's first session_meta states them
+        info = forest.session(chat.session_id)
+        assert (info.origin_cwd, info.git_branch) == ("/tmp/repo", "main")
+        assert info.git_commit == "0" * 40
+        assert info.git_repository == "https://example.invalid/repo.git"
     unknown = sum(
         1 for r in records if r["type"] not in ("response_item", "compacted", "event_msg")
     )
@@ -203,8 +211,22 @@ def test_a_fork_branches_off_its_parent_chat(forest: Forest, tmp_path: Path) -> 
         e for e in entries if e.payload.get("content", [{}])[0].get("text") == "try another way"
     )
     assert other.parent_id == plan.id
-    assert forest.session(sid).source_path == str(parent)
+    info = forest.session(sid)
+    assert info.source_path == str(parent)
+    # The fork's branch keeps the parent chat's provenance (the fork states its own git)
+    assert (info.git_branch, info.git_commit, info.origin_cwd) == ("main", "abc123", "/work/repo")
     assert forest.import_chats("codex", fork).entries == 0
+    assert forest.session(sid).git_branch == "main"
+
+
+def test_a_rollout_outside_git_has_no_git_provenance(forest: Forest, tmp_path: Path) -> None:
+    meta = _meta("n")
+    meta["payload"].pop("git")
+    path = _write(tmp_path / "rollout-2026-03-01T10-00-00-n.jsonl", [meta, _msg("user", "hi", 1)])
+    assert forest.import_chats("codex", path).ok
+    info = forest.session(Ids("codex", "n").session)
+    assert (info.git_branch, info.git_commit, info.git_repository) == (None, None, None)
+    assert info.origin_cwd == "/work/repo"
 
 
 def test_a_subagent_thread_is_a_hidden_worker_of_its_parent(forest: Forest, tmp_path: Path) -> None:
@@ -241,6 +263,8 @@ def test_a_real_codex_run_imports_every_turn_tool_pair_and_time(
     real_cli: Any, tmp_path: Path
 ) -> None:
     cli = real_cli("codex")
+    remote = "https://example.com/acme/widgets.git"
+    commit = git_repo(cli.cwd, "feature/provenance", remote)
     cli.script(Reply(text="hello from the stand-in"))
     cli.run("say hello")
     cli.script(
@@ -281,3 +305,10 @@ def test_a_real_codex_run_imports_every_turn_tool_pair_and_time(
         assert {e.created_at[:19] for e in talk} <= {t[:19] for t in stamps}
         info = forest.session(chat.session_id)
         assert info.origin_cwd == str(cli.cwd) and info.harness == "codex"
+    # The git state Codex recorded in session_meta, as `forest sessions --json` shows it
+    listed = CliRunner().invoke(forest_cli, ["--db", str(tmp_path / "f.db"), "sessions", "--json"])
+    assert listed.exit_code == 0, listed.output
+    (shown,) = json.loads(listed.output)
+    assert shown["origin_cwd"] == str(cli.cwd)
+    assert (shown["git_branch"], shown["git_commit"]) == ("feature/provenance", commit)
+    assert shown["git_repository"] == remote

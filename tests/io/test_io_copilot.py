@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from follow_helpers import contents, grow
+from harness_cli import git_repo
 from sessionforest import Forest
 from standin import Reply
 
@@ -59,6 +60,9 @@ def test_the_events_folder_layout(forest: Forest) -> None:
     info = forest.session(sid)
     assert info.source_id == "aaaabbbb-1111-2222-3333-ccccddddeeee"
     assert info.origin_cwd == "/tmp/project" and info.title == "List the files"
+    # session.start's context: the branch, HEAD and repository Copilot recorded
+    assert (info.git_branch, info.git_commit) == ("main", "0" * 40)
+    assert info.git_repository == "example/repo"
     said = [e.kind for e in forest.active_path(sid)]
     assert said.count("assistant.message") == 2 and "tool.completed" in said
 
@@ -78,6 +82,7 @@ def test_a_growing_events_file_followed_in_pieces_equals_one_import(tmp_path: Pa
 @pytest.mark.slow
 def test_a_real_copilot_cli_run(real_cli: Any, tmp_path: Path) -> None:
     cli = real_cli("copilot")
+    commit = git_repo(cli.cwd, "feature/provenance")
     marker = cli.cwd / "out.txt"
     cli.script(
         Reply(text="running it", tools=[cli.shell(f"expr 40 + 2 > {marker}")]),
@@ -106,4 +111,6 @@ def test_a_real_copilot_cli_run(real_cli: Any, tmp_path: Path) -> None:
         assert talk[5].payload["content"][0]["text"] == "resumed"
         stamps = {e["timestamp"][:19] for e in _events(events)}
         assert {e.created_at[:19] for e in talk} <= stamps
-        assert forest.session(chat.session_id).origin_cwd == str(cli.cwd)
+        info = forest.session(chat.session_id)
+        assert info.origin_cwd == str(cli.cwd)
+        assert (info.git_branch, info.git_commit) == ("feature/provenance", commit)

@@ -57,6 +57,9 @@ def test_the_recording_keeps_every_message_call_and_result(forest: Forest) -> No
     assert len(thinking) == thoughts
     info = forest.session(sid)
     assert info.harness == "gemini-cli" and info.title.startswith("Build a simple Pomodoro")
+    # A file outside `tmp/<project>/chats/`: its projectHash is the project it names
+    assert info.origin_project == json.loads(RECORDING.read_text())["projectHash"]
+    assert info.origin_cwd is None
     assert {e.created_at[:19] for e in entries if e.kind == "user.message"} == {
         m["timestamp"][:19] for m in messages if m["type"] == "user"
     }
@@ -306,4 +309,7 @@ def test_a_real_gemini_cli_run_with_a_shell_command_a_resume_and_a_saved_chat(
         assert all(e.created_at.endswith("Z") for e in active)
         (mark,) = forest.checkpoints(sid)
         assert mark.payload["label"] == "mytag"
+        # The project folder's .project_root is the directory it ran in; the slug its project
+        info = forest.session(sid)
+        assert (info.origin_cwd, info.origin_project) == (str(cli.cwd), cli.cwd.name)
         assert forest.import_chats("gemini", root).entries == 0

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness_cli import git_repo
 from sessionforest import Forest
 from sessionforest.io.common import Ids
 from standin import Reply
@@ -44,6 +45,7 @@ def test_the_storage_trees(forest: Forest) -> None:
     ][0] == "tool.completed"
     info = forest.session(large)
     assert info.title == "OpenCode Large" and info.origin_cwd == "/tmp/large"
+    assert info.origin_project == "proj_test"  # the session's projectID (no project file)
     assert info.harness == "opencode"
     hidden = Counter(
         e.payload["event"]["part"]["type"]
@@ -62,6 +64,7 @@ def test_the_storage_trees(forest: Forest) -> None:
 
 def _real_database(real_cli: Any) -> tuple[Any, Path]:
     cli = real_cli("opencode")
+    git_repo(cli.cwd, "main")  # OpenCode names a git project by its worktree
     cli.script(Reply(text="hello from the stand-in"))
     cli.run("say hello")
     marker = cli.cwd / "out.txt"
@@ -104,6 +107,7 @@ def test_a_real_opencode_database_read_only_while_a_writer_holds_it(
             assert "expr 40 + 2" in call.payload["content"][0]["input"]["command"]
             info = forest.session(chat.session_id)
             assert info.origin_cwd == str(cli.cwd) and info.harness == "opencode"
+            assert info.origin_project == str(cli.cwd)  # the project's worktree
             assert all(e.created_at.endswith("Z") for e in forest.entries(chat.session_id))
     finally:
         writer.rollback()

@@ -88,6 +88,12 @@ def test_a_restart_resumes_where_it_stopped_and_catches_up(tmp_path: Path) -> No
         assert [c.created for c in resumed] == [False]
         assert resumed[0].added == len(after[chat]) - len(before[chat])  # only what was new
         assert contents(forest) == whole_import(tmp_path, root)
+    # Deleted while nobody watched: its position is forgotten by the next catch-up, its
+    # chat kept.
+    second.unlink()
+    with Forest.open(tmp_path / "f.db") as forest, watching(forest, location):
+        wait_for(lambda: offset_of(forest, second) == -1)
+        assert entries(forest) == after
 
 
 def test_many_files_written_at_once_are_each_imported_once(tmp_path: Path) -> None:

@@ -196,6 +196,12 @@ def test_an_import_leaves_its_vectors_to_the_maintenance_thread(
             assert report.ok and report.entries == 1
             assert vectors(target) == 0  # the import itself embeds nothing
             assert forest.backlog().vectors_pending == 1
+            # `forest status` says what waits, and who computes it.
+            said = CliRunner().invoke(cli, ["--db", str(target), "status"])
+            assert said.exit_code == 0, said.output
+            assert "vectors  1 entry (1 chat) wait for vectors" in said.stdout
+            as_json = CliRunner().invoke(cli, ["--db", str(target), "status", "--json"])
+            assert json.loads(as_json.stdout)["backlog"]["vectors_pending"] == 1
     # A library user's writing Forest has the thread: it embeds once writes pause.
     again = tmp_path / "again.db"
     with Forest.open(again, clock=lambda: NOW) as forest:
@@ -367,14 +373,23 @@ class _Rows:
     def __init__(self) -> None:
         self.rows: list[tuple[int, bytes]] = []
 
-    def load(self, model: str, after: int) -> tuple[int, list[tuple[int, bytes]]]:
-        return len(self.rows), self.rows[after:]
+    def load(
+        self, model: str, after: int, limit: int | None = None
+    ) -> tuple[int, list[tuple[int, bytes]]]:
+        end = len(self.rows) if limit is None else min(len(self.rows), after + limit)
+        return end, self.rows[after:end]
 
 
-def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch() -> None:
+@pytest.mark.parametrize("chunk", [8192, 2], ids=["whole", "a load in chunks of 2"])
+def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A window's vector is its entries' summed vectors, normalised; the entries
-    # before a batch's first ones of a chat come from the earlier loads.
+    # before a batch's first ones of a chat come from the earlier loads (or the
+    # earlier chunks of one load).
     import numpy as np
+
+    monkeypatch.setattr(semantic, "LOAD_ROWS", chunk)
 
     rng = np.random.default_rng(7)
     keys = [(chat << semantic.SESSION_SHIFT) + 3 * seq for seq in range(6) for chat in (1, 2, 5)]

@@ -86,6 +86,9 @@ def test_every_method_answers_what_it_publishes(
     shown = call(http, "sessions/previews", {"session_id": sid, "entry_ids": [turn[0]["id"]]})
     assert shown == {turn[0]["id"]: "WAL fixes the lock"}
     assert call(http, "sessions/workers", {"session_id": sid}) == {"parent": None, "workers": []}
+    # The reply and the re-done turn under the first message; not the notification or checkpoint.
+    counted = call(http, "sessions/counts", {"session_ids": [sid]})
+    assert counted == [{"session_id": sid, "messages": 3, "branches": 1}]
     assert snap["checkpoints"] == [{"id": mark["id"], "label": "diagnosed"}]
     messages = call(http, "sessions/project", {"session_id": sid})
     assert [m["role"] for m in messages] == ["user", "assistant"]

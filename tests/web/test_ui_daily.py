@@ -6,6 +6,7 @@ images, referrers, huge messages)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -281,6 +282,80 @@ def test_choosing_a_chat_groups_filters_and_keys(
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.classList.contains('chat')")
     assert page.evaluate("document.activeElement.getAttribute('aria-current')") is None
+
+
+def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    sid = ui_store["demo"]
+    [counts] = rpc(served.url, "sessions/counts", {"session_ids": [sid]})
+    assert counts["branches"] >= 1
+    page = page_for(served.url + "/")
+    nav = page.get_by_role("navigation", name="Chats")
+    nav.get_by_label("Harness").select_option("demo")
+    row = nav.locator(".chat-row", has=page.locator(f'button.chat[data-chat="{sid}"]'))
+    expect(row).to_contain_text(f"{counts['messages']} messages")
+    expect(row.locator(".branch-badge")).to_have_text(f"{counts['branches'] + 1} branches")
+    menu = row.get_by_role("button", name=re.compile("^Actions for"))
+    menu.click()
+    expect(row.get_by_role("menuitem", name="Archive")).to_be_focused()
+    shot(page, "row-menu-light")
+    assert axe(page) == []
+    row.get_by_role("menuitem", name="Archive").click()
+    expect(row).to_have_count(0)
+    assert rpc(served.url, "sessions/get", {"session_id": sid})["status"] == "archived"
+    nav.get_by_role("checkbox", name=re.compile(r"archived \(1\)")).check()
+    expect(row.locator(".status-badge", has_text="archived")).to_be_visible()
+    nav.get_by_role("checkbox", name=re.compile("archived")).uncheck()
+    # Still found by what was said in it.
+    page.get_by_role("searchbox", name="Find a chat").fill("database is locked nightly")
+    expect(
+        page.get_by_role("list", name="Search results").locator(f'button[data-chat="{sid}"]')
+    ).to_be_visible()
+
+
+def test_a_live_change_is_applied_in_place_not_by_reading_everything_again(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    sid = ui_store["demo"]
+    page = page_for(served.url + "/")
+    open_chat(page, DEMO)
+    expect(page.get_by_role("status", name="Live updates: live")).to_be_visible()
+    expect(page.get_by_role("tree")).to_be_visible()
+    asked: list[str] = []
+    page.on(
+        "request",
+        lambda r: (
+            asked.append(json.loads(r.post_data or "{}").get("method", ""))
+            if r.url.endswith("/rpc")
+            else None
+        ),
+    )
+    note = {"content": [{"type": "text", "text": "a note from another window"}]}
+    added = rpc(
+        served.url,
+        "sessions/append",
+        {"session_id": sid, "kind": "user.message", "payload": note},
+    )
+    expect(transcript(page)).to_contain_text("a note from another window")
+    expect(page.get_by_role("tree").locator(f'[data-node="{added["id"]}"]')).to_have_count(1)
+    expect(page.get_by_role("tree").locator('[aria-current="true"]')).to_have_attribute(
+        "data-node", added["id"]
+    )
+    # The chat's row and the new entry were read; not the list, the path or the forest.
+    assert "sessions/get" in asked and "sessions/log" in asked, asked
+    assert not {"sessions/list", "sessions/forest_snapshot"} & set(asked), asked
+    assert asked.count("sessions/log") == 1, asked
+    # A reply on another branch moves the head there: that view is read again.
+    first = rpc(served.url, "sessions/log", {"session_id": sid, "limit": 1000})[0]
+    again = {"content": [{"type": "text", "text": "started over from the top"}]}
+    rpc(
+        served.url,
+        "sessions/append",
+        {"session_id": sid, "kind": "user.message", "parent": first["id"], "payload": again},
+    )
+    expect(transcript(page)).to_contain_text("started over from the top")
+    expect(transcript(page)).not_to_contain_text("a note from another window")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -49,9 +49,14 @@ def test_the_page_is_served_at_the_root_and_lists_chats_newest_first(
     nav = page.get_by_role("navigation", name="Chats")
     expect(nav).to_be_visible()
     for title, status in (("weather via anthropic", "ended"), ("weather via openai", "archived")):
+        if status == "archived":  # out of the list unless asked for
+            expect(nav.get_by_role("button", name=re.compile(title))).to_have_count(0)
+            nav.get_by_role("checkbox", name=re.compile(r"archived \(1\)")).check()
         row = nav.get_by_role("button", name=re.compile(title))
         expect(row.locator(".status-badge")).to_have_text(status)
+    nav.get_by_role("checkbox", name=re.compile("archived")).uncheck()
     listed = rpc(served.url, "sessions/list", {"include_hidden": False, "order": "updated"})
+    listed["sessions"] = [s for s in listed["sessions"] if s["status"] != "archived"]
     # Newest first; chats with no entries are left out of the list unless asked for.
     titles = [s["title"] for s in listed["sessions"] if s["entry_count"] > 0]
     buttons = nav.get_by_role("list", name="All chats").locator("button.chat")

@@ -25,6 +25,7 @@ import { httpSearch, type Search, Sidebar } from "./components/Sidebar";
 import { TokenForm } from "./components/TokenForm";
 import { Transcript, type Live } from "./components/Transcript";
 import type { WorkerLink } from "./components/ToolCard";
+import { addedIds, extendEntries, extendSnapshot, upsertSession } from "./live";
 import { formatRoute, parseRoute, type Route, sameRoute } from "./route";
 import { DEFAULT_FILTERS, type Filters } from "./transcript";
 import { byParent, foldHidden, newestTip, pathTo, versionsOf } from "./tree";
@@ -227,19 +228,66 @@ export function App() {
     void loadChat(parseRoute(routeKey));
   }, [routeKey, loadChat]);
 
-  // Live: every change reloads the list; a change to the open chat reloads its view.
+  // Live: a change touches one chat. Its row is read again (sessions/get); the open
+  // chat takes the entries the change names when they continue what is shown (live.ts),
+  // and reads again only the view they do not fit. A resync (missed changes) reads all.
+  const latestView = useRef({ path, snapshot });
+  latestView.current = { path, snapshot };
+  const applyOpen = useCallback(
+    async (c: ChangeJson) => {
+      const r = routeRef.current;
+      if (r.view === "none" || r.view === "compare" || r.chat !== c.session_id) return;
+      const ids = addedIds(c);
+      const { path: shown, snapshot: snap } = latestView.current;
+      if (!ids || !shown || !snap || shown.chat !== c.session_id) {
+        if (c.change !== "status" && c.change !== "created") await loadChat(r);
+        return;
+      }
+      const entries = await call("sessions/log", { session_id: c.session_id, end: ids[ids.length - 1], limit: ids.length });
+      if (entries.map((e) => e.id).join() !== ids.join()) return void (await loadChat(routeRef.current));
+      const cur = latestView.current;
+      const onEnd = cur.path && cur.path.end === null && !cur.path.later;
+      const moreEntries = onEnd && cur.path ? extendEntries(cur.path.entries, entries) : null;
+      const moreSnap = cur.snapshot ? extendSnapshot(cur.snapshot, entries) : null;
+      if ((onEnd && !moreEntries) || !moreSnap) return void (await loadChat(routeRef.current));
+      if (moreEntries) {
+        const added = moreEntries.slice(cur.path!.entries.length).map((e) => e.id);
+        setPath((p) =>
+          p && p === cur.path ? { ...p, entries: moreEntries, ids: added.length ? [...p.ids, ...added] : p.ids } : p,
+        );
+      }
+      setSnapshot((s) => (s === cur.snapshot ? moreSnap : s));
+    },
+    [loadChat],
+  );
   useEffect(() => {
     let pending: ReturnType<typeof setTimeout> | null = null;
-    const refresh = (chat: boolean) => {
-      if (pending) clearTimeout(pending);
-      pending = setTimeout(() => {
-        void loadSessions();
-        if (chat) void loadChat(routeRef.current);
-      }, 30);
+    let queued: ChangeJson[] = [];
+    let chain: Promise<void> = Promise.resolve();
+    const flush = () => {
+      pending = null;
+      const batch = queued;
+      queued = [];
+      const chats = [...new Set(batch.map((c) => c.session_id))];
+      // Many chats at once (an import of a folder): one listing beats many reads.
+      if (chats.length > 20) void loadSessions();
+      else
+        for (const id of chats)
+          call("sessions/get", { session_id: id }).then(
+            (info) => setSessions((list) => upsertSession(list, info)),
+            () => void loadSessions(),
+          );
+      for (const c of batch) chain = chain.then(() => applyOpen(c)).catch(() => loadChat(routeRef.current));
     };
     const changes = new Changes(
-      (c: ChangeJson) => refresh(routeRef.current.view !== "none" && c.session_id === (routeRef.current as { chat: string }).chat),
-      () => refresh(true),
+      (c: ChangeJson) => {
+        queued.push(c);
+        if (!pending) pending = setTimeout(flush, 30);
+      },
+      () => {
+        void loadSessions();
+        void loadChat(routeRef.current);
+      },
       setConnection,
     );
     changes.onDelta = (d) => {
@@ -247,8 +295,11 @@ export function App() {
       setLive((l) => ({ text: (l?.text ?? "") + d.text, state: "streaming" }));
     };
     changesRef.current = changes;
-    return () => changes.close();
-  }, [loadSessions, loadChat]);
+    return () => {
+      if (pending) clearTimeout(pending);
+      changes.close();
+    };
+  }, [loadSessions, loadChat, applyOpen]);
 
   const openChat = useCallback((id: string) => navigate({ view: "chat", chat: id }), [navigate]);
   const openAt = useCallback(
@@ -403,12 +454,11 @@ export function App() {
   const target = route.view === "at" ? route.entry : null;
   const head = snapshot?.head ?? null;
   const onActiveBranch = Boolean(target && snapshot?.active_path.includes(target));
-  const archive = async () => {
-    if (!openSession) return;
+  const archive = async (id: string) => {
     try {
-      await call("sessions/archive", { session_id: openSession.id });
-      void loadSessions();
-      setNotice("Archived: the chat is still searchable and readable.");
+      const info = await call("sessions/archive", { session_id: id });
+      setSessions((list) => upsertSession(list, info));
+      setNotice("Archived: the chat is still searchable and readable (the list shows it under “archived”).");
     } catch (e) {
       setNotice(`Could not archive: ${message(e)}`);
     }
@@ -426,6 +476,7 @@ export function App() {
         searchRef={searchRef}
         search={search}
         deepConfigured={Boolean(model?.configured)}
+        onArchive={(id) => void archive(id)}
       />
       <main className="main">
         <header className="chat-header">
@@ -454,7 +505,7 @@ export function App() {
           {openSession ? (
             <span className="chat-actions">
               {openSession.status !== "archived" ? (
-                <button className="link" onClick={() => void archive()}>
+                <button className="link" onClick={() => void archive(openSession.id)}>
                   Archive
                 </button>
               ) : null}

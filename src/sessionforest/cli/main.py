@@ -7,6 +7,7 @@ with `--json` also prints `{"error": {...}}` on stdout for scripts to read.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,22 +16,46 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import ForestError, family
-from ..render import escape
-from . import (
-    admin,
-    diff,
-    entries,
-    hooks,
-    io,
-    mcp,
-    resume,
-    search,
-    serve,
-    sessions,
-    status,
-    watch,
-)
+from ..text import escape
 from .common import JSON_KEY, State, emit_json, store_location
+
+# Each command, by name, as "module:attribute" of this package. A command line
+# imports only the module of the command it runs (a CLI call should start as
+# fast as git's: benchmarks/bench_cli.py); `--help` imports them all.
+COMMANDS = {
+    "new": "sessions:new",
+    "sessions": "sessions:sessions",
+    "bind": "sessions:bind",
+    "append": "entries:append",
+    "seek": "entries:seek",
+    "checkpoint": "entries:checkpoint",
+    "seek-checkpoint": "entries:seek_checkpoint",
+    "log": "entries:log",
+    "tree": "entries:tree",
+    "tips": "entries:tips",
+    "status": "status:status",
+    "diff": "diff:diff",
+    "resume": "resume:resume",
+    "export": "io:export",
+    "import": "io:import_group",
+    "sources": "io:sources",
+    "copy": "io:copy",
+    "check": "admin:check",
+    "migrate": "admin:migrate",
+    "index": "admin:index",
+    "repair": "admin:repair",
+    "demo": "admin:demo",
+    "serve": "serve:serve",
+    "mcp": "mcp:mcp",
+    "watch": "watch:watch",
+    "hooks": "hooks:hooks_group",
+    "hook": "hooks:hook_group",
+    "recall": "search:recall",
+    "find": "search:find",
+    "usage": "search:usage",
+    "end": "search:end",
+    "archive": "search:archive",
+}
 
 
 def exit_code_for(exc: BaseException) -> int:
@@ -104,6 +129,16 @@ class ForestGroup(click.Group):
     `--json` flag is parsed (it is eager), its value decides.
     """
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
     def make_context(
         self,
         info_name: str | None,
@@ -147,37 +182,6 @@ def cli(ctx: click.Context, db: Path | str | None) -> None:
     state = State(db)
     ctx.obj = state
     ctx.call_on_close(state.close)
-
-
-cli.add_command(sessions.new)
-cli.add_command(sessions.sessions)
-cli.add_command(sessions.bind)
-cli.add_command(entries.append)
-cli.add_command(entries.seek)
-cli.add_command(entries.checkpoint)
-cli.add_command(entries.seek_checkpoint)
-cli.add_command(entries.log)
-cli.add_command(entries.tree)
-cli.add_command(entries.tips)
-cli.add_command(status.status)
-cli.add_command(diff.diff)
-cli.add_command(resume.resume)
-cli.add_command(io.export)
-cli.add_command(io.import_group)
-cli.add_command(io.sources)
-cli.add_command(io.copy)
-cli.add_command(admin.check)
-cli.add_command(admin.migrate)
-cli.add_command(admin.index)
-cli.add_command(admin.repair)
-cli.add_command(admin.demo)
-cli.add_command(serve.serve)
-cli.add_command(mcp.mcp)
-cli.add_command(watch.watch)
-cli.add_command(hooks.hooks_group)
-cli.add_command(hooks.hook_group)
-for command in (search.recall, search.find, search.usage, search.end, search.archive):
-    cli.add_command(command)
 
 
 def main(args: Sequence[str] | None = None) -> NoReturn:

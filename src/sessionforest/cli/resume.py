@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..render import escape
+from ..text import escape
 from ..resume import TARGETS
 from ..resume import resume as hand_off
 from ..text import plural

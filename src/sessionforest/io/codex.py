@@ -14,7 +14,9 @@ An entry's id hashes its record under its parent's id, so a file whose
 `session_meta` has `forked_from_id` imports into its parent's chat as a
 branch: the turns it copied from the parent are the parent's entries, and
 only what follows the fork is new. Sub-agent threads (`source.subagent`) are
-hidden worker chats linked under their parent thread's chat.
+hidden worker chats linked under their parent thread's chat. `session_meta`'s
+`cwd` is the chat's origin_cwd and its `git` (branch, commit, remote) the
+chat's provenance.
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
         visibility=visibility,
         git_branch=_text(git.get("branch")),
         origin_cwd=_text(meta.get("cwd")),
+        git_commit=_text(git.get("commit_hash")),
+        git_repository=_text(git.get("repository_url")),
     )
     if source_id != thread:
         spec = _as_stored(run, spec)
@@ -166,7 +170,7 @@ def _as_stored(run: ImportRun, spec: ChatSpec) -> ChatSpec:
     path = info.source_path or spec.source_path
     return ChatSpec(
         spec.id, info.title, spec.harness, info.created_at, FORMAT, path, spec.source_id,
-        visibility=info.visibility, origin_cwd=info.origin_cwd,
+        visibility=info.visibility, git_branch=info.git_branch, origin_cwd=info.origin_cwd,
     )  # fmt: skip
 
 

@@ -61,6 +61,11 @@ def _session(path: Path) -> dict[str, Any]:
     return {}
 
 
+def _said(context: dict[str, Any], key: str) -> str | None:
+    value = context.get(key)
+    return value if isinstance(value, str) and value else None
+
+
 def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
     follow(run, path, notes, None)
 
@@ -80,8 +85,10 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
         FORMAT,
         str(path),
         source_id,
-        git_branch=context.get("branch") if isinstance(context.get("branch"), str) else None,
-        origin_cwd=context.get("cwd") if isinstance(context.get("cwd"), str) else None,
+        git_branch=_said(context, "branch"),
+        origin_cwd=_said(context, "cwd"),
+        git_commit=_said(context, "headCommit"),
+        git_repository=_said(context, "repository"),  # owner/name, as Copilot names it
     )
 
     def make(writer: ChatWriter) -> LineChat:

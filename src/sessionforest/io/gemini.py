@@ -42,6 +42,7 @@ from .wrappers import wrapper_of
 
 FORMAT = "gemini"
 HARNESS = "gemini-cli"
+MAX_ROOT = 4096  # bytes read of a project's `.project_root` (one path)
 
 
 def default_root() -> Path:
@@ -76,6 +77,23 @@ def _project(path: Path) -> str:
         at = len(parts) - 1 - parts[::-1].index("chats")
         return parts[at - 1] if at > 0 else ""
     return path.parent.name
+
+
+def _where(path: Path, header: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A chat's origin_cwd and origin_project: the directory the CLI wrote in its project
+    folder's `.project_root` (since the slugs), and the folder's name (a slug; before
+    them, the path's hash). A file outside `tmp/<project>/chats/`: its `projectHash`."""
+    hashed = header.get("projectHash")
+    if "chats" not in path.parts:
+        return None, hashed if isinstance(hashed, str) and hashed else None
+    project = _project(path)
+    folder = Path(*path.parts[: len(path.parts) - 1 - path.parts[::-1].index("chats")])
+    try:
+        with (folder / ".project_root").open("rb") as handle:
+            found = handle.read(MAX_ROOT).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    return (found if found and "\n" not in found else None), project or None
 
 
 def _parent_session(path: Path) -> str | None:
@@ -114,6 +132,7 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
     ids = Ids(FORMAT, source_id)
     hidden = parent is not None or header.get("kind") == "subagent"
     created = iso_time(header.get("startTime"))
+    cwd, project = _where(path, header)
     spec = ChatSpec(
         ids.session,
         "",
@@ -123,6 +142,8 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
         str(path),
         source_id,
         visibility=SessionVisibility.HIDDEN if hidden else SessionVisibility.TOP_LEVEL,
+        origin_cwd=cwd,
+        origin_project=project,
     )
 
     def make(writer: ChatWriter) -> LineChat:
@@ -166,8 +187,14 @@ class _Chat(LineChat):
         super().__init__(writer, ids, notes, time, path)
         self.convo: list[list[str]] = []
         self.known: dict[str, list[str]] = {}
-        self.answered: list[str] = []  # tool call ids whose results are stored
+        # Tool call ids whose results are stored (a dict: asked once per result, and a
+        # list's `in` made a chat of n results cost n^2).
+        self.answered: dict[str, None] = {}
         self.summary: str | None = None
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        self.answered = dict.fromkeys(self.answered)  # a list in cursors saved before
 
     def feed(self, number: int, obj: dict[str, Any]) -> None:
         if "$rewindTo" in obj:
@@ -205,9 +232,10 @@ class _Chat(LineChat):
             self.convo.append([mid, seen[0], seen[1], ""])
             return
         if seen is not None:  # (only a message met before can be in the conversation)
-            known = [m[0] for m in self.convo]
-            if mid in known:
-                at = known.index(mid)
+            # From the end: the copy that goes on is nearly always of the last message.
+            at = next((k for k in range(len(self.convo) - 1, -1, -1)
+                       if self.convo[k][0] == mid), None)  # fmt: skip
+            if at is not None:
                 self.head = self.convo[at][1] or None
                 del self.convo[at:]
         before = self.head or ""
@@ -239,8 +267,7 @@ class _Chat(LineChat):
 
     def _result(self, mid: str, call_id: str, name: Any, output: Any) -> tuple[str, Item]:
         payload = _completed(call_id, name, output)
-        if call_id not in self.answered:
-            self.answered.append(call_id)
+        self.answered[call_id] = None
         return f"{mid}/result/{call_id}@{_digest(payload)}", ("tool.completed", payload, None)
 
     def _user(self, mid: str, message: dict[str, Any]) -> list[tuple[str, Item]]:
@@ -434,8 +461,10 @@ def _whole(run: ImportRun, path: Path, notes: Notes) -> None:
     source_id = _source_id(path)
     ids = Ids(FORMAT, source_id)
     created = iso_time(record.get("startTime")) or iso_time(record.get("start_time"))
+    cwd, project = _where(path, record)
     spec = ChatSpec(
         ids.session, "", HARNESS, created or file_time(path), FORMAT, str(path), source_id,
+        origin_cwd=cwd, origin_project=project,
     )  # fmt: skip
     with run.bulk.bulk_chat(spec, path) as writer:
         chat = _Chat(writer, ids, notes, created or writer.created_at, path)

@@ -60,6 +60,9 @@ class _Session:
     updated: Any
     revert: Any
     raw: dict[str, Any]
+    # The project as OpenCode names it: its name, else its worktree, else its id (a
+    # git project's id is its root commit, "global" outside one).
+    project: str | None = None
 
 
 class _Source:
@@ -91,16 +94,35 @@ class _Database(_Source):
         if not have:
             raise ValueError("no session table: not an OpenCode database")
         wanted = ["id", "parent_id", "title", "directory", "time_created", "time_updated", "revert"]
+        wanted.append("project_id")
         picked = [c if c in have else "NULL" for c in wanted]
         rows = self.conn.execute(
             f"SELECT {', '.join(picked)} FROM session ORDER BY time_created, id"
-        )
+        ).fetchall()
+        projects = self._projects()
         out = []
-        for sid, parent, title, directory, created, updated, revert in rows:
+        for sid, parent, title, directory, created, updated, revert, project in rows:
+            named = projects.get(project) or (project if isinstance(project, str) else None)
             out.append(
-                _Session(sid, parent, title or "", directory, created, updated, _json(revert), {})
-            )
+                _Session(
+                    sid, parent, title or "", directory, created, updated, _json(revert), {},
+                    named,
+                )
+            )  # fmt: skip
         return out
+
+    def _projects(self) -> dict[str, str]:
+        """Project id -> its name, else its worktree (an older database may have neither)."""
+        have = self._columns("project")
+        if "id" not in have:
+            return {}
+        picked = [c if c in have else "NULL" for c in ("id", "name", "worktree")]
+        rows = self.conn.execute(f"SELECT {', '.join(picked)} FROM project")
+        return {
+            pid: str(name or worktree)
+            for pid, name, worktree in rows
+            if isinstance(pid, str) and (name or worktree)
+        }
 
     def messages(self, session_id: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
         with self._read():
@@ -157,9 +179,21 @@ class _Tree(_Source):
                     times.get("updated"),
                     found.get("revert"),
                     found,
+                    self._project(found.get("projectID")),
                 )
             )
         return sorted(out, key=lambda s: (str(s.created), s.id))
+
+    def _project(self, pid: Any) -> str | None:
+        """`storage/project/<id>.json`'s name or worktree, else the id itself."""
+        if not isinstance(pid, str) or not pid:
+            return None
+        found = _load(self.root / "project" / f"{pid}.json")
+        if isinstance(found, dict):
+            for key in ("name", "worktree"):
+                if isinstance(found.get(key), str) and found[key]:
+                    return str(found[key])
+        return pid
 
     def messages(self, session_id: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
         folder = self.root / "message" / session_id
@@ -277,6 +311,7 @@ def _session(run: ImportRun, where: Path, source: _Source, session: _Session, no
         ids.session, session.title, HARNESS, created, FORMAT, str(where), session.id,
         visibility=SessionVisibility.HIDDEN if hidden else SessionVisibility.TOP_LEVEL,
         origin_cwd=session.directory if isinstance(session.directory, str) else None,
+        origin_project=session.project,
     )  # fmt: skip
     messages = source.messages(session.id)
     done = True

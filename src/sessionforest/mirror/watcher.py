@@ -174,6 +174,12 @@ class Watcher:
                     or _moved(path, row.position)
                 ):
                     due.append((location, path))
+        # A file deleted while nothing watched (the watcher down, or the moment before
+        # its notifications were set up) is forgotten here: no event will say so.
+        for name in kept:
+            path = Path(name)
+            if self._location_of(path) is not None and not path.exists():
+                self._forget(path)
         return self._import(due, stop)
 
     def changed(self, paths: Iterable[str], stop: threading.Event | None = None) -> int:

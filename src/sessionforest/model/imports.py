@@ -24,6 +24,9 @@ class ChatSpec:
     `origin_cwd` is where the source says the chat ran: kept as data, never
     bound (no git runs there) unless the user binds the session. `cwd` binds
     at import and is for callers that vouch for the directory themselves.
+    `git_commit`, `git_repository` and `origin_project` are the rest of what
+    the source says about where it ran (data too); a later import that states
+    one replaces it, one that does not keeps what is stored.
     """
 
     id: str
@@ -38,6 +41,14 @@ class ChatSpec:
     summary: str | None = None
     git_branch: str | None = None
     origin_cwd: str | None = None
+    git_commit: str | None = None
+    git_repository: str | None = None
+    origin_project: str | None = None
+
+    @property
+    def provenance(self) -> tuple[str | None, str | None, str | None]:
+        """(git_commit, git_repository, origin_project), the columns of PROVENANCE."""
+        return self.git_commit, self.git_repository, self.origin_project
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +238,9 @@ class StoredSession:
     source_id: str | None = None
     summary: str | None = None
     git_branch: str | None = None
+    git_commit: str | None = None
+    git_repository: str | None = None
+    origin_project: str | None = None
 
 
 class StoredEntry(NamedTuple):

@@ -62,6 +62,12 @@ class SessionInfo(Value, SourceParts, frozen=True, kw_only=True):
     # Where an imported chat was recorded: data only, never a directory git
     # runs in until the session is bound to it (`Forest.bind`), which sets cwd.
     origin_cwd: str | None = None
+    # The rest of what an imported chat's source says about where it ran, data as
+    # origin_cwd is: the git branch, commit and remote, and the harness's project.
+    git_branch: str | None = None
+    git_commit: str | None = None
+    git_repository: str | None = None
+    origin_project: str | None = None
     status: str
     visibility: str
     created_at: str

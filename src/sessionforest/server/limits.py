@@ -53,6 +53,7 @@ MAX_HITS = 100  # hits of one search
 MAX_ITEMS = 1_000  # entries of one `sessions/append_many`
 MAX_NOTIFIED_IDS = 1_000  # entry ids listed in one `sessions/changed`
 MAX_PREVIEWS = 500  # entries of one `sessions/previews`
+MAX_COUNTED = 200  # chats of one `sessions/counts` (a screenful of the list, many times over)
 MAX_INT = 2**63 - 1  # any integer param: what the stores' 64-bit columns hold
 LOG_DEFAULT = 1_000  # entries `sessions/log` returns when no `limit` is given
 

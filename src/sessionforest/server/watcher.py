@@ -2,8 +2,10 @@
 
 Commits by other processes (a `forest append` in a terminal, another server,
 an importer) are noticed by polling every session's head (`Forest.heads()`)
-every `WATCH_SECONDS`; what this server's own writer committed is remembered
-(`OwnCommits`) so it is not told twice.
+every `WATCH_SECONDS`, but only when the store's commit probe moved
+(`Forest.commit_probe`, SQLite's `PRAGMA data_version`): an idle store costs one
+pragma a poll, no scan and no lock the writer waits on. What this server's own
+writer committed is remembered (`OwnCommits`) so it is not told twice.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextlib import contextmanager
 
 from ..errors import ForestError
 from ..forest import Forest
+from ..store.base import CommitProbe
 from .changes import Change
 
 # How often other processes' commits are looked for: the UI's "within a second".
@@ -70,8 +73,37 @@ class Watcher:
             self._thread.start()
 
     def _run(self) -> None:
+        probe = self._probe()
+        try:
+            self._watch(probe)
+        finally:
+            if probe is not None:
+                probe.close()
+
+    def _probe(self) -> CommitProbe | None:
+        try:
+            return self.forest.commit_probe()
+        except ForestError:
+            return None  # polled without one: every tick scans
+
+    def _moved(self, probe: CommitProbe | None, last: list[int | None]) -> bool:
+        """Whether anyone committed since the last reading (True without a probe)."""
+        if probe is None:
+            return True
+        try:
+            now = probe()
+        except Exception:  # a probe that fails says nothing: scan
+            return True
+        moved, last[0] = now != last[0], now
+        return moved
+
+    def _watch(self, probe: CommitProbe | None) -> None:
+        last: list[int | None] = [None]
+        self._moved(probe, last)  # the reading the first scan is current with
         seen = {sid: (head, updated, status) for sid, head, updated, status in self._poll()}
         while not self._stop.wait(self.every):
+            if not self._moved(probe, last):
+                continue
             changes = []
             with self.own.guard():
                 polled = self._poll()

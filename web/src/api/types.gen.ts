@@ -105,6 +105,18 @@ export interface Methods {
     };
     result: SessionJson;
   };
+  "sessions/counts": {
+    params: {
+      /**
+       * @minItems 1
+       * @maxItems 200
+       *
+       * Items: an exact id
+       */
+      session_ids: [string, ...string[]];
+    };
+    result: ChatCountsJson[];
+  };
   "sessions/resolve": {
     params: {
       session: string;
@@ -509,10 +521,14 @@ export interface SessionJson {
   created_at: string;
   cwd: string | null;
   entry_count: number;
+  git_branch: string | null;
+  git_commit: string | null;
+  git_repository: string | null;
   harness: string;
   head: string | null;
   id: string;
   origin_cwd: string | null;
+  origin_project: string | null;
   quarantine: string | null;
   source: SessionSourceJson | null;
   status: string;
@@ -541,6 +557,18 @@ export interface SessionsPageJson {
   next_offset: number | null;
   sessions: SessionJson[];
   total: number;
+}
+/**
+ * What a chat list shows beside a title: visible messages (every branch) and
+ * the points where a turn was re-done (`Forest.branches`).
+ *
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "ChatCountsJson".
+ */
+export interface ChatCountsJson {
+  branches: number;
+  messages: number;
+  session_id: string;
 }
 /**
  * `sessions/resolve`: the ids a prefix, a sequence number or a full id names.
@@ -1369,6 +1397,19 @@ export interface CompareParams {
    * an exact id
    */
   session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "CountsParams".
+ */
+export interface CountsParams {
+  /**
+   * @minItems 1
+   * @maxItems 200
+   *
+   * Items: an exact id
+   */
+  session_ids: [string, ...string[]];
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema

@@ -7,7 +7,10 @@ import type { ChatHitJson, ChatSearchJson, SessionJson } from "../api/types.gen"
 import { type Search, Sidebar } from "./Sidebar";
 import { Snippet } from "./Snippet";
 
-afterEach(cleanup);
+afterEach(() => {
+  cleanup();
+  window.localStorage.clear(); // the list's options are kept there
+});
 
 beforeAll(() => {
   // jsdom lays nothing out: give the virtualised list's scroller a size, as a browser would.
@@ -28,6 +31,10 @@ function session(id: string, title: string, harness: string, status = "active"):
     updated_at: "2026-01-02T10:00:00Z",
     cwd: null,
     origin_cwd: null,
+    git_branch: null,
+    git_commit: null,
+    git_repository: null,
+    origin_project: null,
     entry_count: 3,
     head: null,
     quarantine: null,
@@ -104,10 +111,12 @@ describe("Snippet", () => {
 });
 
 describe("Sidebar", () => {
-  it("lists every chat, the open one marked current", () => {
+  it("lists every chat, archived ones on request", () => {
     renderSidebar(vi.fn());
     const nav = screen.getByRole("navigation", { name: "Chats" });
     const list = within(nav).getByRole("list", { name: "All chats" });
+    expect(within(list).getAllByRole("button")).toHaveLength(1);
+    fireEvent.click(within(nav).getByRole("checkbox", { name: /archived \(1\)/ }));
     const buttons = within(list).getAllByRole("button");
     expect(buttons).toHaveLength(2);
     expect(within(buttons[0]).getByText("Paris trip")).toBeTruthy();
@@ -117,6 +126,7 @@ describe("Sidebar", () => {
 
   it("marks the open chat with aria-current and opens a chat on click", () => {
     const onOpen = renderSidebar(vi.fn(), { openId: "s2" });
+    fireEvent.click(screen.getByRole("checkbox", { name: /archived/ }));
     const open = screen.getByRole("button", { name: /Refactor the parser/ });
     expect(open.getAttribute("aria-current")).toBe("page");
     expect(screen.getByRole("button", { name: /Paris trip/ }).hasAttribute("aria-current")).toBe(false);

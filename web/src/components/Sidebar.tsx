@@ -18,6 +18,63 @@ interface Props {
   search: Search;
   /** Whether the server has a model, so Enter on an unsure query can run the deep search. */
   deepConfigured: boolean;
+  /** Archive a chat from its row's menu (it leaves the list; still searchable). */
+  onArchive?: (id: string) => void;
+  /** Rename a chat from its row's menu (when the server can). */
+  onRename?: (id: string, title: string) => Promise<void>;
+}
+
+/** "1 message", "2 messages": counts in words, as the CLI's text.plural says them. */
+export function plural(n: number, one: string, many: string): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+export type Counts = Result<"sessions/counts">[number];
+
+/** Messages and branches of the chats drawn (`sessions/counts`, a screenful at a time):
+ * kept per chat until its entry count changes. */
+export function useCounts(drawn: readonly SessionJson[]): Map<string, Counts> {
+  const [known, setKnown] = useState<Map<string, Counts>>(() => new Map());
+  const asked = useRef(new Map<string, number>()); // chat -> entry count asked for
+  const pending = useRef(new Map<string, number>()); // to ask for at the next tick
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const want = drawn.filter((s) => s.entry_count > 0 && asked.current.get(s.id) !== s.entry_count);
+  const key = want.map((s) => `${s.id}:${s.entry_count}`).join(",");
+  useEffect(() => {
+    for (const s of want) {
+      asked.current.set(s.id, s.entry_count);
+      pending.current.set(s.id, s.entry_count);
+    }
+    if (!pending.current.size || timer.current) return;
+    // Rows drawn while scrolling gather for a moment, then go in batches of 200.
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      const all = [...pending.current.keys()];
+      pending.current.clear();
+      for (let i = 0; i < all.length; i += 200) {
+        const ids = all.slice(i, i + 200) as [string, ...string[]];
+        call("sessions/counts", { session_ids: ids }).then(
+          (found) =>
+            setKnown((m) => {
+              const next = new Map(m);
+              for (const c of found) next.set(c.session_id, c);
+              return next;
+            }),
+          () => {
+            for (const id of ids) asked.current.delete(id);
+          },
+        );
+      }
+    }, 40);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
+  return known;
 }
 
 // The deep-search usage records: hidden chats of their own, never listed as worker chats.
@@ -196,16 +253,26 @@ export interface ListOptions {
   project: string; // "" : every project
   workers: boolean; // list hidden worker chats too
   empty: boolean; // list chats without entries too
+  archived: boolean; // list archived chats too
 }
 
 export type Row = { type: "group"; label: string; count: number } | { type: "chat"; chat: SessionJson };
 
 /** The sidebar's rows: the chats the options keep, under their group headers, in the
  * given (latest activity first) order; a project's group sits where its newest chat is. */
-export function listRows(sessions: readonly SessionJson[], o: ListOptions, now: number = Date.now()): { rows: Row[]; emptyHidden: number } {
+export function listRows(
+  sessions: readonly SessionJson[],
+  o: ListOptions,
+  now: number = Date.now(),
+): { rows: Row[]; emptyHidden: number; archivedHidden: number } {
   let emptyHidden = 0;
+  let archivedHidden = 0;
   const kept = sessions.filter((s) => {
     if (s.visibility === "hidden" && (!o.workers || s.harness === SEARCH_RECORDS)) return false;
+    if (!o.archived && s.status === "archived") {
+      archivedHidden += 1;
+      return false;
+    }
     if (o.harness && s.harness !== o.harness) return false;
     if (o.project && projectOf(s).path !== o.project) return false;
     if (!o.empty && s.entry_count === 0) {
@@ -226,7 +293,7 @@ export function listRows(sessions: readonly SessionJson[], o: ListOptions, now: 
     rows.push({ type: "group", label, count: chats.length });
     for (const chat of chats) rows.push({ type: "chat", chat });
   }
-  return { rows, emptyHidden };
+  return { rows, emptyHidden, archivedHidden };
 }
 
 /** One chat in a list (every chat, or a search's hits): title, harness, time, counts. */
@@ -237,6 +304,7 @@ function ChatButton({
   children,
   tabbable = true,
   onKeyDown,
+  counts,
 }: {
   chat: { id: string; title: string; harness: string; updated_at: string; status: string; entry_count?: number; visibility?: string };
   openId: string | null;
@@ -244,6 +312,7 @@ function ChatButton({
   children?: React.ReactNode;
   tabbable?: boolean;
   onKeyDown?: (e: React.KeyboardEvent<HTMLButtonElement>) => void;
+  counts?: Counts;
 }) {
   return (
     <button
@@ -257,9 +326,18 @@ function ChatButton({
       <span className="chat-title">{chat.title || chat.id.slice(0, 8)}</span>
       <span className="chat-meta">
         <span className="label">{chat.harness || "unknown"}</span> {when(chat.updated_at)}
-        {chat.entry_count !== undefined ? (
+        {counts ? (
+          <span className="count" title={chat.entry_count !== undefined ? plural(chat.entry_count, "entry", "entries") + " in all" : undefined}>
+            {plural(counts.messages, "message", "messages")}
+          </span>
+        ) : chat.entry_count !== undefined ? (
           <span className="count" title="entries in this chat">
-            {chat.entry_count} {chat.entry_count === 1 ? "entry" : "entries"}
+            {plural(chat.entry_count, "entry", "entries")}
+          </span>
+        ) : null}
+        {counts && counts.branches > 0 ? (
+          <span className="branch-badge" title={`${plural(counts.branches, "turn", "turns")} re-done: the chat branches there`}>
+            {plural(counts.branches + 1, "branch", "branches")}
           </span>
         ) : null}
         {chat.visibility === "hidden" ? <span className="status-badge">worker</span> : null}
@@ -273,7 +351,7 @@ function ChatButton({
 const OPTIONS_KEY = "sessionforest.list";
 
 function savedOptions(): ListOptions {
-  const base: ListOptions = { grouping: "date", harness: "", project: "", workers: false, empty: false };
+  const base: ListOptions = { grouping: "date", harness: "", project: "", workers: false, empty: false, archived: false };
   try {
     return { ...base, ...JSON.parse(window.localStorage.getItem(OPTIONS_KEY) ?? "{}") };
   } catch {
@@ -290,7 +368,92 @@ function arrows(list: HTMLElement | null, from: HTMLElement, by: number, scrollT
   else if (scrollTo) scrollTo(by);
 }
 
-export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, searchRef, search, deepConfigured }: Props) {
+/** A chat row's menu: rename (in place) and archive. */
+function RowMenu({ chat, onArchive, onRename, tabbable }: { chat: SessionJson; onArchive?: (id: string) => void; onRename?: (id: string, title: string) => Promise<void>; tabbable: boolean }) {
+  const [open, setOpen] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  const name = chat.title || chat.id.slice(0, 8);
+  const first = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (open) first.current?.focus();
+  }, [open]);
+  if (!onArchive && !onRename) return null;
+  if (renaming !== null) {
+    const save = () => {
+      const title = renaming.trim();
+      if (!title || title === chat.title || !onRename) return setRenaming(null);
+      onRename(chat.id, title).then(
+        () => setRenaming(null),
+        (e: Error) => setFailed(e.message),
+      );
+    };
+    return (
+      <form
+        className="row-rename"
+        onSubmit={(e) => {
+          e.preventDefault();
+          save();
+        }}
+      >
+        <input
+          aria-label={`New title for “${name}”`}
+          value={renaming}
+          autoFocus
+          onChange={(e) => setRenaming(e.target.value)}
+          onKeyDown={(e) => e.key === "Escape" && setRenaming(null)}
+          onBlur={save}
+        />
+        {failed ? <span role="alert">{failed}</span> : null}
+      </form>
+    );
+  }
+  return (
+    <span className="row-menu" onKeyDown={(e) => e.key === "Escape" && setOpen(false)}>
+      <button
+        className="row-menu-button"
+        aria-label={`Actions for “${name}”`}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        tabIndex={tabbable ? 0 : -1}
+        onClick={() => setOpen((o) => !o)}
+      >
+        ⋯
+      </button>
+      {open ? (
+        <span role="menu" className="row-menu-items" aria-label={`Actions for “${name}”`}>
+          {onRename ? (
+            <button
+              role="menuitem"
+              ref={first}
+              onClick={() => {
+                setOpen(false);
+                setFailed(null);
+                setRenaming(chat.title);
+              }}
+            >
+              Rename…
+            </button>
+          ) : null}
+          {onArchive && chat.status !== "archived" ? (
+            <button
+              role="menuitem"
+              ref={onRename ? undefined : first}
+              onClick={() => {
+                setOpen(false);
+                onArchive(chat.id);
+              }}
+            >
+              Archive
+            </button>
+          ) : null}
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, searchRef, search, deepConfigured, onArchive, onRename }: Props) {
   const { result, current, error, deep, runDeep } = useChatSearch(query, search);
   const [notSure, setNotSure] = useState<string | null>(null);
   const [enterWaiting, setEnterWaiting] = useState(false);
@@ -344,7 +507,7 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
     else setEnterWaiting(true);
   };
 
-  const { rows, emptyHidden } = useMemo(() => listRows(sessions, options), [sessions, options]);
+  const { rows, emptyHidden, archivedHidden } = useMemo(() => listRows(sessions, options), [sessions, options]);
   const harnesses = useMemo(() => [...new Set(sessions.filter((s) => s.visibility !== "hidden").map((s) => s.harness))].sort(), [sessions]);
   const projects = useMemo(() => {
     const m = new Map<string, string>();
@@ -363,6 +526,11 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
     overscan: 8,
     initialRect: { width: 300, height: 900 },
   });
+  const drawn = virtual
+    .getVirtualItems()
+    .map((item) => rows[item.index])
+    .flatMap((r) => (r && r.type === "chat" ? [r.chat] : []));
+  const counts = useCounts(drawn);
   // The open chat's row is the one reached by Tab (the others by the arrow keys).
   const tabRow = Math.max(0, rows.findIndex((r) => r.type === "chat" && r.chat.id === openId));
   const firstChat = rows.findIndex((r) => r.type === "chat");
@@ -475,6 +643,12 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
                 <input type="checkbox" checked={options.workers} onChange={(e) => setOptions({ ...options, workers: e.target.checked })} /> worker chats ({workerCount})
               </label>
             ) : null}
+            {archivedHidden || options.archived ? (
+              <label>
+                <input type="checkbox" checked={options.archived} onChange={(e) => setOptions({ ...options, archived: e.target.checked })} /> archived
+                {archivedHidden ? ` (${archivedHidden})` : ""}
+              </label>
+            ) : null}
             {emptyHidden || options.empty ? (
               <label>
                 <input type="checkbox" checked={options.empty} onChange={(e) => setOptions({ ...options, empty: e.target.checked })} /> empty chats
@@ -499,7 +673,17 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
                         {row.label} <span className="muted">({row.count})</span>
                       </span>
                     ) : (
-                      <ChatButton chat={row.chat} openId={openId} onOpen={onOpen} tabbable={item.index === tabIndexRow} onKeyDown={(e) => listArrow(e, item.index)} />
+                      <div className="chat-row">
+                        <ChatButton
+                          chat={row.chat}
+                          openId={openId}
+                          onOpen={onOpen}
+                          tabbable={item.index === tabIndexRow}
+                          onKeyDown={(e) => listArrow(e, item.index)}
+                          counts={counts.get(row.chat.id)}
+                        />
+                        <RowMenu chat={row.chat} onArchive={onArchive} onRename={onRename} tabbable={item.index === tabIndexRow} />
+                      </div>
                     )}
                   </li>
                 );

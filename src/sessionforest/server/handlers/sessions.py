@@ -1,4 +1,4 @@
-"""`sessions/*` methods about whole sessions: create, list, get, resolve, end, archive."""
+"""`sessions/*` methods about whole sessions: create, list, get, counts, resolve, end, archive."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from ...model import SessionInfo
-from ...wire import Json, Resolved, SessionsPage, Workers
+from ...wire import ChatCounts, Json, Resolved, SessionsPage, Workers
 from ..changes import Change
 from ..context import Call
-from ..limits import MAX_PAGE
+from ..limits import MAX_COUNTED, MAX_PAGE
 from ..registry import Group, Id, Params
 
 group = Group("sessions")
@@ -60,11 +60,15 @@ class ListParams(Params):
 def list_sessions(call: Call, p: ListParams) -> Json:
     """A page of sessions: oldest first (`order="created"`) or latest activity first;
     hidden ones only with `include_hidden`."""
-    every = call.forest.sessions(include_hidden=p.include_hidden, order=p.order)
-    page = every[p.offset : p.offset + p.limit]
+    # The page and the count, not every session: each listed one counts its entries.
+    forest = call.forest
+    page = forest.sessions(
+        include_hidden=p.include_hidden, order=p.order, limit=p.limit, offset=p.offset
+    )
+    total = forest.count_sessions(include_hidden=p.include_hidden)
     end = p.offset + len(page)
-    next_offset = end if end < len(every) else None
-    return SessionsPage(page, len(every), next_offset).to_json()
+    next_offset = end if end < total else None
+    return SessionsPage(page, total, next_offset).to_json()
 
 
 class SessionParams(Params):
@@ -75,6 +79,18 @@ class SessionParams(Params):
 def get(call: Call, p: SessionParams) -> Json:
     """One session as listed: title, harness, status, head, entry count, source."""
     return call.forest.session(p.session_id).to_json()
+
+
+class CountsParams(Params):
+    session_ids: Annotated[list[Id], Meta(min_length=1, max_length=MAX_COUNTED)]
+
+
+@group.method("sessions/counts", CountsParams, list[ChatCounts], "read")
+def counts(call: Call, p: CountsParams) -> list[Json]:
+    """Each chat's visible messages (every branch) and branch points, in the order
+    asked: what a chat list shows beside the rows it draws (`sessions/list` leaves
+    them out, so a list of thousands of chats counts nothing)."""
+    return [c.to_json() for c in call.forest.chat_counts(p.session_ids)]
 
 
 class ResolveParams(Params):

@@ -19,6 +19,7 @@ families in errors.py; every method documents the ones it raises.
 
 from .backend import (
     Backend,
+    CommitProbe,
 )
 from .bulk import (
     AgentLinks,
@@ -90,6 +91,7 @@ __all__ = [
     "ChatKey",
     "ChatRow",
     "ChatWriter",
+    "CommitProbe",
     "EntryKey",
     "EntryReader",
     "EntryRow",

@@ -18,6 +18,15 @@ from .vectors import VectorStore
 # --- Backend ---------------------------------------------------------------------
 
 
+class CommitProbe(Protocol):
+    """A reading that changes whenever any connection, of any process, commits to the
+    store: a poller compares it with its last before scanning anything."""
+
+    def __call__(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
 class Backend(Protocol):
     """What `store.backends.open_backend` returns and the facade holds: one store's components."""
 
@@ -71,6 +80,12 @@ class Backend(Protocol):
         indexes inside the append has nothing to do); returns whether anything
         waited. A search that must find every append acknowledged before it calls
         this first, then `search()`."""
+        ...
+
+    def commit_probe(self) -> CommitProbe | None:
+        """A new probe of commits for one polling thread (SQLite: `PRAGMA data_version`
+        on a connection of its own); None when the backend has no cheap one (the
+        poller then scans every time)."""
         ...
 
     def backlog(self) -> int:

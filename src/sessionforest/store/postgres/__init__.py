@@ -66,6 +66,10 @@ class PostgresBackend:
         """Nothing waits here: an append's own transaction indexes it (its triggers)."""
         return False
 
+    def commit_probe(self) -> None:
+        """None: no cheap probe here (LISTEN/NOTIFY would be one); the poller scans."""
+        return None
+
     def backlog(self) -> int:
         """Entries waiting for the full-text index: none (see `catch_up`)."""
         return 0

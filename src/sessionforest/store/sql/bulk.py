@@ -49,16 +49,19 @@ NO_LIMIT = (1 << 63) - 1  # the largest sequence either backend holds
 CHAT_STATE = """
 SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
        s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       s.created_at
+       s.created_at, s.git_commit, s.git_repository, s.origin_project
 FROM sessions s WHERE s.id = ?
 """
-UPDATE_CHAT = (
-    "UPDATE sessions SET title = ?, summary = ?, git_branch = ?, source_path = ? WHERE id = ?"
-)
+UPDATE_CHAT = """
+UPDATE sessions SET title = ?, summary = ?, git_branch = ?, source_path = ?,
+                    git_commit = ?, git_repository = ?, origin_project = ?
+WHERE id = ?
+"""
 STORED_SESSION = """
 SELECT s.id, s.title, s.harness, s.cwd, s.created_at, s.status, s.visibility,
        h.active_entry_id, h.updated_at, s.origin_cwd, s.source_format, s.source_path,
-       s.source_id, s.summary, s.git_branch, s.quarantine
+       s.source_id, s.summary, s.git_branch, s.git_commit, s.git_repository,
+       s.origin_project, s.quarantine
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id WHERE s.id = ?
 """
 STORED_ENTRIES = (
@@ -272,7 +275,7 @@ class SQLBulk(Generic[C, W]):
                 row = (spec.id, title_text(spec.title), spec.harness, spec.cwd, spec.created_at,
                        str(SessionStatus.ACTIVE), str(spec.visibility), spec.origin_cwd,
                        spec.source_format, spec.source_path, spec.source_id, spec.summary,
-                       spec.git_branch)  # fmt: skip
+                       spec.git_branch, *spec.provenance)  # fmt: skip
                 self._insert_session_row(conn, row, spec.id)
                 last = 0
             else:
@@ -294,9 +297,16 @@ class SQLBulk(Generic[C, W]):
             entries, branches = writer.finish()
             self._indexed(conn)  # an import indexes its chat in its own transaction
             # A title as every other arrives: one rule (ids.title_text) for imports and RPC.
+            # What the source says of where it ran: stated, it replaces the stored
+            # value; unstated (a fork's spec, an older importer), the stored one stays.
+            stored = (None, None, None) if state is None else tuple(state[9:12])
+            provenance = tuple(
+                given if given is not None else kept
+                for given, kept in zip(spec.provenance, stored, strict=True)
+            )
             described = (title_text(writer.title), writer.summary, writer.git_branch,
-                         spec.source_path)  # fmt: skip
-            if state is None or described != tuple(state[3:7]):
+                         spec.source_path, *provenance)  # fmt: skip
+            if state is None or described != (*state[3:7], *stored):
                 conn.execute(self._q.update_chat, (*described, spec.id))
         writer.result = ChatResult(
             spec.id, state is None, writer.added, writer.unchanged, entries, branches, writer.head
@@ -355,7 +365,7 @@ class SQLBulk(Generic[C, W]):
         s = session
         row = (sid, s.title, s.harness, s.cwd, s.created_at, s.status, s.visibility,
                s.origin_cwd, s.source_format, s.source_path, s.source_id, s.summary,
-               s.git_branch)  # fmt: skip
+               s.git_branch, s.git_commit, s.git_repository, s.origin_project)  # fmt: skip
         self._restore_session_row(conn, row, sid, source, where)
         batch: list[StoredEntry] = []
         count = 0

@@ -14,6 +14,7 @@ ENTRY_COLUMNS: Final = (
 SESSION_COLUMNS: Final = (
     "id", "title", "harness", "cwd", "created_at", "status", "visibility",
     "origin_cwd", "source_format", "source_path", "source_id", "summary", "git_branch",
+    "git_commit", "git_repository", "origin_project",
 )  # fmt: skip
 # ... and the ones a chat created in place sets: the rest keep their defaults, so the
 # statement also runs against the schema of any released store (migration tests

@@ -32,7 +32,9 @@ from .rows import ENTRY_COLUMNS, INSERT_NEW_SESSION, column_names
 # A SessionInfo, each column under its field's name (SessionInfo.from_columns).
 SESSION_ROW = """
 SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
-       s.origin_cwd AS origin_cwd, s.status AS status, s.visibility AS visibility,
+       s.origin_cwd AS origin_cwd, s.git_branch AS git_branch, s.git_commit AS git_commit,
+       s.git_repository AS git_repository, s.origin_project AS origin_project,
+       s.status AS status, s.visibility AS visibility,
        s.created_at AS created_at, COALESCE(h.updated_at, s.created_at) AS updated_at,
        h.active_entry_id AS head,
        (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id) AS entry_count,
@@ -40,6 +42,15 @@ SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
        s.source_path AS source_path, s.source_id AS source_id
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
+
+# A page of sessions: the page's ids chosen first (no entries counted), then the
+# rows of those only; the whole listing counts every session's entries.
+SESSION_PAGE_IDS = (
+    "SELECT s.id FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id"
+    "{where}{sort} LIMIT ? OFFSET ?"
+)
+COUNT_SESSIONS = "SELECT COUNT(*) FROM sessions s"
+TOP_LEVEL = " WHERE s.visibility = 'top-level'"
 
 # One row per session and nothing counted: what a watcher compares between polls.
 HEADS = """
@@ -92,6 +103,12 @@ ENTRY_BY_ID_OR_SEQUENCE = """
 SELECT id, id = :ref FROM session_entries
 WHERE session_id = :sid AND (id = :ref OR sequence = :seq)
 """
+# What a chat list counts as messages: what someone said and the replies, not tool
+# results, notifications or other hidden entries (one per content block for some harnesses).
+MESSAGES = (
+    "SELECT COUNT(*) FROM session_entries WHERE session_id = ? "
+    "AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'"
+)
 SESSION_IDS = "SELECT id FROM sessions"
 ENTRY_IDS = "SELECT id FROM session_entries WHERE session_id = ?"
 
@@ -120,6 +137,17 @@ class Statements:
         self.one_session = d.sql(SESSION_ROW + " WHERE s.id = ?")
         self.heads = d.sql(HEADS)
         self.orders = {k: d.sql(v) for k, v in SESSION_ORDERS.items()}
+        self.session_page = {
+            (where, k): d.sql(
+                SESSION_ROW
+                + " WHERE s.id IN ("
+                + SESSION_PAGE_IDS.replace("{where}", where).replace("{sort}", v)
+                + ")"
+                + v
+            )
+            for k, v in SESSION_ORDERS.items()
+            for where in ("", TOP_LEVEL)
+        }
         self.set_status = d.sql("UPDATE sessions SET status = ? WHERE id = ?")
         self.cwd = d.sql("SELECT cwd FROM sessions WHERE id = ?")
         self.set_cwd = d.sql("UPDATE sessions SET cwd = ? WHERE id = ?")
@@ -130,6 +158,7 @@ class Statements:
         self.children = children if children is not None else d.sql(CHILDREN)
         self.tips = tips if tips is not None else d.sql(TIPS)
         self.checkpoints = d.sql(CHECKPOINTS)
+        self.messages = d.sql(MESSAGES)
         self.sessions_in_range = d.sql(SESSIONS_IN_RANGE.replace("{binary}", binary))
         self.count_sessions_in_range = d.sql(COUNT_SESSIONS_IN_RANGE)
         self.entry_by_id_or_sequence = d.sql(ENTRY_BY_ID_OR_SEQUENCE)
@@ -219,13 +248,33 @@ class SQLStore(Generic[C]):
             raise UnknownSession(session_id)
         return found[0]
 
-    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+    def sessions(
+        self,
+        *,
+        include_hidden: bool = True,
+        order: str = "created",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
         if order not in self._q.orders:
             raise InvalidArgument("order", f"expected created or updated; got {order!r}")
-        where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
+        where = "" if include_hidden else TOP_LEVEL
+        ordered = self._q.orders[order]
+        params: tuple[int, ...] = ()
+        if limit is None and not offset:
+            sql = self._q.session_row + where + ordered
+        else:
+            sql = self._q.session_page[(where, order)]
+            # An offset alone: a limit no store reaches (both dialects take a bigint).
+            params = (limit if limit is not None else 2**62, offset)
         with self._db.read() as conn:
-            cursor = conn.execute(self._q.session_row + where + self._q.orders[order])
+            cursor = conn.execute(sql, params)
             return SessionInfo.from_rows(column_names(cursor.description), cursor.fetchall())
+
+    def count_sessions(self, *, include_hidden: bool = True) -> int:
+        where = "" if include_hidden else TOP_LEVEL
+        with self._db.read() as conn:
+            return int(conn.execute(COUNT_SESSIONS + where).fetchone()[0])
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:
         with self._db.read() as conn:
@@ -301,6 +350,11 @@ class SQLStore(Generic[C]):
         with self._db.read() as conn:
             self._readable(conn, session_id)
             return int(conn.execute(self._q.branches, (session_id,)).fetchone()[0])
+
+    def messages(self, session_id: str) -> int:
+        with self._db.read() as conn:
+            self._readable(conn, session_id)
+            return int(conn.execute(self._q.messages, (session_id,)).fetchone()[0])
 
     def _rows(self, sql: str, session_id: str, args: Row) -> list[Entry]:
         with self._db.read() as conn:

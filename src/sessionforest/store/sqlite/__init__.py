@@ -12,41 +12,96 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
 from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
-from ..sql.handoffs import SQLHandoffs
 from ..sql.sources import SQLSources
-from .bulk import SQLiteBulk
 from .connection import DURABILITY, default_path, open_store
 from .database import Database
-from .search import SQLiteSearch
+from .derived import DATA_VERSION
 from .store import SQLiteStore
 from .trees import SQLiteTrees
-from .vectors import SQLiteVectors
+
+if TYPE_CHECKING:
+    from ..sql.handoffs import SQLHandoffs
+    from .bulk import SQLiteBulk
+    from .search import SQLiteSearch
+    from .vectors import SQLiteVectors
 
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
 
 
-@dataclass(frozen=True, slots=True)
-class SQLiteBackend:
-    """One SQLite store file and the components over it."""
+class SQLiteCommits:
+    """One polling thread's commit probe (store.base.CommitProbe)."""
 
-    path: Path
-    db: Database
-    store: SQLiteStore
-    trees: SQLiteTrees
-    bulk: SQLiteBulk
-    vectors: SQLiteVectors
-    maintenance: Maintenance
-    sources: SQLSources
-    handoffs: SQLHandoffs
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __call__(self) -> int:
+        return int(self._conn.execute(DATA_VERSION).fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class SQLiteBackend:
+    """One SQLite store file and the components over it.
+
+    The bulk writer (imports, exports, copies) and the vector store are made on
+    first use: a command that only reads a listing never loads their modules.
+    """
 
     name = "sqlite"
+
+    def __init__(
+        self,
+        path: Path,
+        db: Database,
+        store: SQLiteStore,
+        trees: SQLiteTrees,
+        maintenance: Maintenance,
+        sources: SQLSources,
+    ) -> None:
+        self.path = path
+        self.db = db
+        self.store = store
+        self.trees = trees
+        self.maintenance = maintenance
+        self.sources = sources
+        self._bulk: SQLiteBulk | None = None
+        self._vectors: SQLiteVectors | None = None
+        self._handoffs: SQLHandoffs | None = None
+
+    @property
+    def bulk(self) -> SQLiteBulk:
+        if self._bulk is None:
+            from .bulk import SQLiteBulk
+
+            derived = self.store.derived
+            db = self.db
+            self._bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in,
+                                    derived.imported_head)  # fmt: skip
+        return self._bulk
+
+    @property
+    def handoffs(self) -> SQLHandoffs:
+        if self._handoffs is None:
+            from ..sql.handoffs import SQLHandoffs
+
+            self._handoffs = SQLHandoffs(self.db, SQLITE)
+        return self._handoffs
+
+    @property
+    def vectors(self) -> SQLiteVectors:
+        if self._vectors is None:
+            from .vectors import SQLiteVectors
+
+            self._vectors = SQLiteVectors(self.db)
+        return self._vectors
 
     @property
     def location(self) -> str:
@@ -71,6 +126,8 @@ class SQLiteBackend:
         it is: `catch_up` first to find every append acknowledged before. With a
         `deadline`, the connection's progress handler stops the running statement
         once it passes or is cancelled (SearchStopped)."""
+        from .search import SQLiteSearch
+
         with self.db.read() as conn:
             if deadline is None:
                 yield SQLiteSearch(conn)
@@ -89,6 +146,11 @@ class SQLiteBackend:
         """Index whatever appends left pending, from any process, in one write
         transaction (derived.py); returns whether any entry was waiting."""
         return self.store.derived.catch_up()
+
+    def commit_probe(self) -> SQLiteCommits:
+        """`PRAGMA data_version` on a connection of the probe's own: it moves when any
+        other connection (this process's writer included) commits, and costs no lock."""
+        return SQLiteCommits(self.db.connect())
 
     def backlog(self) -> int:
         """How many entries wait for the full-text index."""
@@ -118,11 +180,6 @@ def open_sqlite(
     db = Database(target, opened)
     maintenance = Maintenance(str(target), enabled=background_index and db.writer is not None)
     store = SQLiteStore(db, maintenance)
-    derived = store.derived
-    bulk = SQLiteBulk(db.path, db.write, db.read, derived.index_in, derived.imported_head)
     trees = SQLiteTrees(db)
     sources = SQLSources(db, SQLITE)
-    handoffs = SQLHandoffs(db, SQLITE)
-    return SQLiteBackend(
-        target, db, store, trees, bulk, SQLiteVectors(db), maintenance, sources, handoffs
-    )
+    return SQLiteBackend(target, db, store, trees, maintenance, sources)

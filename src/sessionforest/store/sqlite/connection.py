@@ -12,10 +12,10 @@ meant to stay open while others write a lot should open read-write.)
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import sqlite3
+import struct
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -124,15 +124,9 @@ def transaction(conn: sqlite3.Connection, path: Path, readonly: str | None) -> I
         raise
 
 
-class _Flock(ctypes.Structure):
-    # struct flock with a 64-bit off_t (Python is built with large-file support).
-    _fields_ = [
-        ("l_type", ctypes.c_short),
-        ("l_whence", ctypes.c_short),
-        ("l_start", ctypes.c_int64),
-        ("l_len", ctypes.c_int64),
-        ("l_pid", ctypes.c_int),
-    ]
+# struct flock with a 64-bit off_t (Python is built with large-file support): l_type,
+# l_whence, l_start, l_len, l_pid in native alignment; "0q" pads the end as C does.
+_FLOCK = "hhqqi0q"
 
 
 def _hold_shared(path: Path) -> int | None:
@@ -150,9 +144,9 @@ def _hold_shared(path: Path) -> int | None:
     if operation is None:
         return None
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    request = _Flock(fcntl.F_RDLCK, os.SEEK_SET, SHARED_FIRST, SHARED_SIZE, 0)
+    request = struct.pack(_FLOCK, fcntl.F_RDLCK, os.SEEK_SET, SHARED_FIRST, SHARED_SIZE, 0)
     try:
-        fcntl.fcntl(fd, operation, bytes(request))
+        fcntl.fcntl(fd, operation, request)
     except OSError:
         os.close(fd)
         return None

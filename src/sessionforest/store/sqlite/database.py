@@ -123,6 +123,11 @@ class Database:
 
     # --- life ----------------------------------------------------------------------
 
+    def connect(self) -> sqlite3.Connection:
+        """One more connection to the file, opened as the readers are; the caller owns
+        and closes it (a poller's own, outside the pool)."""
+        return self._connect()
+
     def index_writer(self) -> sqlite3.Connection | None:
         """A writer connection for a store opened read-only on request, if its file may
         be written (see connection.Opened.index_writer); the caller closes it."""

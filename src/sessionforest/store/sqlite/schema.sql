@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 24;
+PRAGMA user_version = 25;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -28,6 +28,7 @@ PRAGMA user_version = 24;
 -- migration entry_vectors
 -- migration entry_branch_index
 -- migration followed_sources
+-- migration session_provenance
 -- migration handoffs
 
 -- table agents on agents
@@ -537,7 +538,7 @@ CREATE TABLE sessions (
             harness TEXT NOT NULL DEFAULT '',
             cwd TEXT,
             created_at TEXT NOT NULL
-        , status TEXT NOT NULL DEFAULT 'active', visibility TEXT NOT NULL DEFAULT 'top-level', quarantine TEXT, source_format TEXT, source_path TEXT, source_id TEXT, summary TEXT, git_branch TEXT, origin_cwd TEXT);
+        , status TEXT NOT NULL DEFAULT 'active', visibility TEXT NOT NULL DEFAULT 'top-level', quarantine TEXT, source_format TEXT, source_path TEXT, source_id TEXT, summary TEXT, git_branch TEXT, origin_cwd TEXT, git_commit TEXT, git_repository TEXT, origin_project TEXT);
 
 -- index sessions_source on sessions
 CREATE INDEX sessions_source ON sessions(source_format, source_id);

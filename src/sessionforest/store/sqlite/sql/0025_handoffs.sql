@@ -1,10 +1,9 @@
--- 0008 handoffs (released; never edited).
+-- 0025 handoffs (released; never edited).
 --
 -- The transcripts `forest resume` wrote (store/sql/handoffs.py): keyed as the
 -- transcript's importer names it (format, source id), the chat and entry it
 -- continues, and `plan`, the importer-side map of its prefix as JSON text
--- (io/handoff.py), opaque to the store. One row a transcript: a small
--- reference table under Citus (docs/scaling.md).
+-- (io/handoff.py), opaque to the store. One row a transcript.
 
 CREATE TABLE handoffs (
     format TEXT NOT NULL,
@@ -16,6 +15,6 @@ CREATE TABLE handoffs (
     plan TEXT NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (format, source_id)
-);
+) WITHOUT ROWID;
 
 CREATE INDEX handoffs_session ON handoffs(session_id);
