@@ -187,8 +187,14 @@ class _Chat(LineChat):
         super().__init__(writer, ids, notes, time, path)
         self.convo: list[list[str]] = []
         self.known: dict[str, list[str]] = {}
-        self.answered: list[str] = []  # tool call ids whose results are stored
+        # Tool call ids whose results are stored (a dict: asked once per result, and a
+        # list's `in` made a chat of n results cost n^2).
+        self.answered: dict[str, None] = {}
         self.summary: str | None = None
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        self.answered = dict.fromkeys(self.answered)  # a list in cursors saved before
 
     def feed(self, number: int, obj: dict[str, Any]) -> None:
         if "$rewindTo" in obj:
@@ -226,9 +232,10 @@ class _Chat(LineChat):
             self.convo.append([mid, seen[0], seen[1], ""])
             return
         if seen is not None:  # (only a message met before can be in the conversation)
-            known = [m[0] for m in self.convo]
-            if mid in known:
-                at = known.index(mid)
+            # From the end: the copy that goes on is nearly always of the last message.
+            at = next((k for k in range(len(self.convo) - 1, -1, -1)
+                       if self.convo[k][0] == mid), None)  # fmt: skip
+            if at is not None:
                 self.head = self.convo[at][1] or None
                 del self.convo[at:]
         before = self.head or ""
@@ -260,8 +267,7 @@ class _Chat(LineChat):
 
     def _result(self, mid: str, call_id: str, name: Any, output: Any) -> tuple[str, Item]:
         payload = _completed(call_id, name, output)
-        if call_id not in self.answered:
-            self.answered.append(call_id)
+        self.answered[call_id] = None
         return f"{mid}/result/{call_id}@{_digest(payload)}", ("tool.completed", payload, None)
 
     def _user(self, mid: str, message: dict[str, Any]) -> list[tuple[str, Item]]:

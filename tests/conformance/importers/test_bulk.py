@@ -134,6 +134,25 @@ def test_seen_means_met_in_this_import_not_merely_stored(
     assert forest.head("chat") == "e39"
 
 
+def test_a_first_import_finds_what_it_wrote_and_forgot_and_nothing_else(
+    forest: Forest, harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chat with nothing stored before: ids fall out of memory (recent=8) and are
+    # answered by the filter of forgotten ids, asking the store only for those it may hold.
+    harness.tune_bulk(monkeypatch, recent=8)
+    rows = [(f"e{i}", f"e{i - 1}" if i else None, "user.message") for i in range(60)]
+    with forest.bulk_chat(spec(), Path("/tmp/src")) as chat:
+        for entry, parent, kind in rows:
+            assert not chat.seen(entry)
+            chat.add(entry, parent, kind, text(entry), T)
+        chat.flush()
+        assert all(chat.seen(entry) for entry, _, _ in rows)  # forgotten long ago, or recent
+        assert not any(chat.seen(f"x{i}") for i in range(200))
+        chat.add("e0", None, "user.message", text("e0"), T)  # met again: the same entry
+        chat.head = "e59"
+    assert len(forest.entries("chat")) == 60 and forest.head("chat") == "e59"
+
+
 def test_foreign_ids_and_foreign_sessions_are_refused(forest: Forest) -> None:
     sid = forest.create_session("typed by hand")
     typed = forest.append(sid, "user.message", text("hi"), stamp=None)
