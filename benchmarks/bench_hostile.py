@@ -150,7 +150,7 @@ def seconds(value: float) -> str:
 
 
 def mib(n: float) -> str:
-    return f"{n / 2**20:,.1f} MiB"
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"
 
 
 # --- 1. search time and the square of a word's repetitions ---------------------------
@@ -390,7 +390,7 @@ def case_sigterm(side: Side, work: Path, quick: bool) -> dict[str, str]:
 
         for _ in range(6):  # every reader thread, and a queue behind them
             threading.Thread(target=find, daemon=True).start()
-        time.sleep(1.5)
+        time.sleep(5)  # they are running (a loaded machine takes a while to start them)
         took = server.stop(timeout=cap)
     return {f"SIGTERM while 6 finds run on a {repeats:,}-repeat entry (cap {cap:.0f} s)": (
         seconds(took)

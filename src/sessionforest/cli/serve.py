@@ -128,7 +128,7 @@ def serve(
     Methods (docs/api.md; `rpc.discover` returns the OpenRPC document):
     sessions/create, list, get, resolve, append, append_many, move_head,
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
-    compare, previews, workers,
+    compare, previews, workers, counts,
     project, status, search_session_entries, search_chats, end, archive,
     export, import, subscribe, unsubscribe, search/deep, search/usage,
     chat/model, chat/reply, chat/stop and rpc.discover. GET / is the web UI.
