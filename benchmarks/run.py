@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import bench_append
 import bench_deep
 import bench_harnesses
+import bench_heavy
 import bench_hostile
 import bench_import
 import bench_importers
@@ -56,6 +57,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_harnesses.NAME: bench_harnesses.run,
     bench_server.NAME: bench_server.run,
     bench_mirror.NAME: bench_mirror.run,
+    bench_heavy.NAME: bench_heavy.run,
     bench_hostile.NAME: bench_hostile.run,
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,

@@ -247,13 +247,27 @@ class Forest(FollowFacade, ModelFacade):
     def session(self, session_id: str) -> SessionInfo:
         return self._store.session(session_id)
 
-    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
-        """Every session (`include_hidden=False`: top-level ones only).
+    def sessions(
+        self,
+        *,
+        include_hidden: bool = True,
+        order: str = "created",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Every session (`include_hidden=False`: top-level ones only), or the page of
+        `limit` of them from `offset`.
 
         `order="created"` lists them oldest first; `"updated"` puts the latest
         activity (the `updated_at` each carries) first, as a sidebar does.
         """
-        return self._store.sessions(include_hidden=include_hidden, order=order)
+        return self._store.sessions(
+            include_hidden=include_hidden, order=order, limit=limit, offset=offset
+        )
+
+    def count_sessions(self, *, include_hidden: bool = True) -> int:
+        """How many sessions `sessions` would list (without a page)."""
+        return self._store.count_sessions(include_hidden=include_hidden)
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:
         """(session id, head, updated_at, status) of every session, cheaply: what a

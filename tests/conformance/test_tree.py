@@ -229,6 +229,22 @@ def test_sessions_list_in_creation_order(forest: Forest) -> None:
     assert [s.id for s in forest.sessions()] == made
 
 
+def test_a_page_of_sessions_is_that_slice_of_the_whole_listing(forest: Forest) -> None:
+    made = [forest.create_session(title=str(i), visibility="hidden" if i % 4 == 0 else "top-level")
+            for i in range(23)]  # fmt: skip
+    for n, sid in enumerate(made[::3]):  # some activity, so "updated" differs from "created"
+        forest.append(sid, "user.message", user(f"line {n}"))
+    for order in ("created", "updated"):
+        for hidden in (True, False):
+            whole = forest.sessions(include_hidden=hidden, order=order)
+            assert forest.count_sessions(include_hidden=hidden) == len(whole)
+            for offset, limit in ((0, 5), (5, 5), (20, 10), (0, None), (7, None), (40, 3)):
+                end = None if limit is None else offset + limit
+                page = forest.sessions(include_hidden=hidden, order=order, limit=limit,
+                                       offset=offset)  # fmt: skip
+                assert page == whole[offset:end], (order, hidden, offset, limit)
+
+
 def test_entries_are_immutable_values(forest: Forest) -> None:
     sid = forest.create_session()
     entry = forest.append(sid, "user.message", user("q"))

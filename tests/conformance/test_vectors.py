@@ -62,6 +62,10 @@ def test_an_append_leaves_its_chat_pending_and_put_settles_it(forest: Forest) ->
     mark, rows = store.load(MODEL, 0)
     assert rows == [(keys[0], blob(1)), (keys[1], blob(2)), (third, blob(3))]
     assert store.load(MODEL, mark) == (mark, [])
+    # A load in chunks: the first ones, then from the mark of the last one returned.
+    first_mark, first = store.load(MODEL, 0, 2)
+    assert first == rows[:2]
+    assert store.load(MODEL, first_mark, 2) == (mark, rows[2:])
     assert store.load("another-model", 0) == (0, [])
 
 

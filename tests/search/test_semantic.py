@@ -373,14 +373,23 @@ class _Rows:
     def __init__(self) -> None:
         self.rows: list[tuple[int, bytes]] = []
 
-    def load(self, model: str, after: int) -> tuple[int, list[tuple[int, bytes]]]:
-        return len(self.rows), self.rows[after:]
+    def load(
+        self, model: str, after: int, limit: int | None = None
+    ) -> tuple[int, list[tuple[int, bytes]]]:
+        end = len(self.rows) if limit is None else min(len(self.rows), after + limit)
+        return end, self.rows[after:end]
 
 
-def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch() -> None:
+@pytest.mark.parametrize("chunk", [8192, 2], ids=["whole", "a load in chunks of 2"])
+def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A window's vector is its entries' summed vectors, normalised; the entries
-    # before a batch's first ones of a chat come from the earlier loads.
+    # before a batch's first ones of a chat come from the earlier loads (or the
+    # earlier chunks of one load).
     import numpy as np
+
+    monkeypatch.setattr(semantic, "LOAD_ROWS", chunk)
 
     rng = np.random.default_rng(7)
     keys = [(chat << semantic.SESSION_SHIFT) + 3 * seq for seq in range(6) for chat in (1, 2, 5)]

@@ -60,6 +60,8 @@ QUIET: Final = 0.25
 # against embedding each window's joined text (docs/semantic.md): the summed
 # vectors keep most of what the joined text gains, for no embedding at all.
 WINDOW: Final = 3
+# Vectors read and turned into windows per step of a load (~12 MiB of float32).
+LOAD_ROWS: Final = 8192
 
 
 class Semantic:
@@ -169,23 +171,31 @@ class Semantic:
     # --- ranking ------------------------------------------------------------------
 
     def _refresh(self) -> None:
+        """Bring the matrix up to the stored vectors, LOAD_ROWS at a time: a first load
+        of a million vectors holds one chunk's rows and windows besides the matrix,
+        not all of them at once (several times the matrix's size)."""
+        while self._refresh_some() == LOAD_ROWS:
+            pass
+
+    def _refresh_some(self) -> int:
         import numpy as np
 
-        mark, rows = self._vectors.load(models.MODEL_ID, self._mark)
+        mark, rows = self._vectors.load(models.MODEL_ID, self._mark, LOAD_ROWS)
         if mark < self._mark:  # the vectors were dropped (another model): start again
             self._mark, self._keys, self._matrix, self._count = 0, None, None, 0
             self._tails = {}
-            mark, rows = self._vectors.load(models.MODEL_ID, 0)
+            mark, rows = self._vectors.load(models.MODEL_ID, 0, LOAD_ROWS)
         if not rows:
             self._mark = mark
-            return
+            return 0
         keys = np.fromiter((key for key, _ in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(vector for _, vector in rows)
         entries = np.frombuffer(blob, dtype="<f4").reshape(len(rows), models.DIMENSIONS)
         windows = self._windows(keys, entries)
         used, size = self._count, len(rows)
         if self._matrix is None or used + size > len(self._matrix):
-            rows_kept = max(used + size, 2 * used)
+            # Half again, not double: at most a third of the rows kept are unused.
+            rows_kept = max(used + size, used + used // 2)
             grown = np.empty((rows_kept, models.DIMENSIONS), dtype=np.float32)
             grown_keys = np.empty(rows_kept, dtype=np.int64)
             if used:
@@ -195,6 +205,7 @@ class Semantic:
         self._keys[used : used + size] = keys
         self._count = used + size
         self._mark = mark
+        return size
 
     def _windows(self, keys: Any, entries: Any) -> Any:
         """The window vector ending at each new entry: its vector plus those of the

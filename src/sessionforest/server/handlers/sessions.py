@@ -60,11 +60,15 @@ class ListParams(Params):
 def list_sessions(call: Call, p: ListParams) -> Json:
     """A page of sessions: oldest first (`order="created"`) or latest activity first;
     hidden ones only with `include_hidden`."""
-    every = call.forest.sessions(include_hidden=p.include_hidden, order=p.order)
-    page = every[p.offset : p.offset + p.limit]
+    # The page and the count, not every session: each listed one counts its entries.
+    forest = call.forest
+    page = forest.sessions(
+        include_hidden=p.include_hidden, order=p.order, limit=p.limit, offset=p.offset
+    )
+    total = forest.count_sessions(include_hidden=p.include_hidden)
     end = p.offset + len(page)
-    next_offset = end if end < len(every) else None
-    return SessionsPage(page, len(every), next_offset).to_json()
+    next_offset = end if end < total else None
+    return SessionsPage(page, total, next_offset).to_json()
 
 
 class SessionParams(Params):

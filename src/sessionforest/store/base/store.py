@@ -54,8 +54,20 @@ class Store(Protocol):
 
     def session(self, session_id: str) -> SessionInfo: ...
 
-    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
-        """order: "created" (oldest first) or "updated" (latest activity first)."""
+    def sessions(
+        self,
+        *,
+        include_hidden: bool = True,
+        order: str = "created",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """order: "created" (oldest first) or "updated" (latest activity first); a page
+        of `limit` from `offset` counts the entries of that page's sessions only."""
+        ...
+
+    def count_sessions(self, *, include_hidden: bool = True) -> int:
+        """How many sessions there are (top-level ones only without `include_hidden`)."""
         ...
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:

@@ -48,8 +48,11 @@ class VectorStore(Protocol):
         another model first drops every older vector and notes every chat again."""
         ...
 
-    def load(self, model: str, after: int) -> tuple[int, list[tuple[EntryKey, bytes]]]:
-        """(mark, vectors of `model` stored since mark `after`; 0: all of them). A mark
+    def load(
+        self, model: str, after: int, limit: int | None = None
+    ) -> tuple[int, list[tuple[EntryKey, bytes]]]:
+        """(mark, vectors of `model` stored since mark `after`; 0: all of them), at most
+        `limit` of them (the first ones; the mark is that of the last returned). A mark
         only grows while the model stays; a smaller one means start again from 0."""
         ...
 

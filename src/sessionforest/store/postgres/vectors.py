@@ -53,7 +53,7 @@ AND e.sequence > coalesce((SELECT upto FROM vector_progress g
                            WHERE g.session_id = p.session_id), 0)"""
 UNNOTE = "DELETE FROM vector_pending WHERE session_id = %s"
 LOAD = """SELECT v.id, s.num, v.sequence, v.vector FROM entry_vectors v
-JOIN sessions s ON s.id = v.session_id WHERE v.id > %s ORDER BY v.id"""
+JOIN sessions s ON s.id = v.session_id WHERE v.id > %s ORDER BY v.id LIMIT %s"""
 RENOTE = """INSERT INTO vector_pending(session_id)
 SELECT DISTINCT session_id FROM session_entries WHERE text IS NOT NULL ON CONFLICT DO NOTHING"""
 
@@ -124,11 +124,13 @@ class PostgresVectors:
 
         self._db.retrying(work)
 
-    def load(self, model: str, after: int) -> tuple[int, list[tuple[EntryKey, bytes]]]:
+    def load(
+        self, model: str, after: int, limit: int | None = None
+    ) -> tuple[int, list[tuple[EntryKey, bytes]]]:
         with self._db.read() as conn:
             if _model(conn) != model:
                 return 0, []
-            rows = conn.execute(LOAD, (after,)).fetchall()
+            rows = conn.execute(LOAD, (after, limit)).fetchall()  # LIMIT NULL: all
         mark = rows[-1][0] if rows else after
         return int(mark), [((num << SESSION_SHIFT) + seq, bytes(v)) for _, num, seq, v in rows]
 

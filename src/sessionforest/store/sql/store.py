@@ -43,6 +43,15 @@ SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
+# A page of sessions: the page's ids chosen first (no entries counted), then the
+# rows of those only; the whole listing counts every session's entries.
+SESSION_PAGE_IDS = (
+    "SELECT s.id FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id"
+    "{where}{sort} LIMIT ? OFFSET ?"
+)
+COUNT_SESSIONS = "SELECT COUNT(*) FROM sessions s"
+TOP_LEVEL = " WHERE s.visibility = 'top-level'"
+
 # One row per session and nothing counted: what a watcher compares between polls.
 HEADS = """
 SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status
@@ -128,6 +137,17 @@ class Statements:
         self.one_session = d.sql(SESSION_ROW + " WHERE s.id = ?")
         self.heads = d.sql(HEADS)
         self.orders = {k: d.sql(v) for k, v in SESSION_ORDERS.items()}
+        self.session_page = {
+            (where, k): d.sql(
+                SESSION_ROW
+                + " WHERE s.id IN ("
+                + SESSION_PAGE_IDS.replace("{where}", where).replace("{sort}", v)
+                + ")"
+                + v
+            )
+            for k, v in SESSION_ORDERS.items()
+            for where in ("", TOP_LEVEL)
+        }
         self.set_status = d.sql("UPDATE sessions SET status = ? WHERE id = ?")
         self.cwd = d.sql("SELECT cwd FROM sessions WHERE id = ?")
         self.set_cwd = d.sql("UPDATE sessions SET cwd = ? WHERE id = ?")
@@ -228,13 +248,33 @@ class SQLStore(Generic[C]):
             raise UnknownSession(session_id)
         return found[0]
 
-    def sessions(self, *, include_hidden: bool = True, order: str = "created") -> list[SessionInfo]:
+    def sessions(
+        self,
+        *,
+        include_hidden: bool = True,
+        order: str = "created",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
         if order not in self._q.orders:
             raise InvalidArgument("order", f"expected created or updated; got {order!r}")
-        where = "" if include_hidden else " WHERE s.visibility = 'top-level'"
+        where = "" if include_hidden else TOP_LEVEL
+        ordered = self._q.orders[order]
+        params: tuple[int, ...] = ()
+        if limit is None and not offset:
+            sql = self._q.session_row + where + ordered
+        else:
+            sql = self._q.session_page[(where, order)]
+            # An offset alone: a limit no store reaches (both dialects take a bigint).
+            params = (limit if limit is not None else 2**62, offset)
         with self._db.read() as conn:
-            cursor = conn.execute(self._q.session_row + where + self._q.orders[order])
+            cursor = conn.execute(sql, params)
             return SessionInfo.from_rows(column_names(cursor.description), cursor.fetchall())
+
+    def count_sessions(self, *, include_hidden: bool = True) -> int:
+        where = "" if include_hidden else TOP_LEVEL
+        with self._db.read() as conn:
+            return int(conn.execute(COUNT_SESSIONS + where).fetchone()[0])
 
     def heads(self) -> list[tuple[str, str | None, str, str]]:
         with self._db.read() as conn:

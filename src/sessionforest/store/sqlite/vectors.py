@@ -49,7 +49,8 @@ JOIN session_entry_fts f ON f.rowid
   AND (p.num << {SESSION_SHIFT}) + {SEQUENCE_MASK}
 """
 UNNOTE = "DELETE FROM vector_pending WHERE num = ?"
-LOAD = "SELECT id, entry, vector FROM entry_vectors WHERE id > ? ORDER BY id"
+# LIMIT -1 is SQLite's "no limit".
+LOAD = "SELECT id, entry, vector FROM entry_vectors WHERE id > ? ORDER BY id LIMIT ?"
 RENOTE = "INSERT OR IGNORE INTO vector_pending(num) SELECT num FROM search_sessions"
 CHATS_AT_ONCE: Final = 256  # noted chats read per `pending` call
 
@@ -118,11 +119,13 @@ class SQLiteVectors:
         if conn.execute(LEFT, (start, _last(num))).fetchone() is None:
             conn.execute(UNNOTE, (num,))
 
-    def load(self, model: str, after: int) -> tuple[int, list[tuple[EntryKey, bytes]]]:
+    def load(
+        self, model: str, after: int, limit: int | None = None
+    ) -> tuple[int, list[tuple[EntryKey, bytes]]]:
         with self._db.read() as conn:
             if self._model(conn) != model:
                 return 0, []
-            rows = conn.execute(LOAD, (after,)).fetchall()
+            rows = conn.execute(LOAD, (after, -1 if limit is None else limit)).fetchall()
         mark = rows[-1][0] if rows else after
         return int(mark), [(int(entry), bytes(vector)) for _, entry, vector in rows]
 
