@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import bench_append
+import bench_cli
 import bench_deep
 import bench_harnesses
 import bench_heavy
@@ -62,6 +63,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,
     bench_ui.NAME: bench_ui.run,
+    bench_cli.NAME: bench_cli.run,
 }
 
 

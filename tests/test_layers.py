@@ -103,3 +103,22 @@ def test_the_contracts_see_an_import_against_them(tmp_path: Path) -> None:
     kept, report = _lint(bent, tmp_path)
     assert kept == {"layers": False, "surfaces": False, "funnel": False, "acyclic": True}, report
     assert "sessionforest.search" in report and "sessionforest.model" in report
+
+
+def test_the_architecture_document_draws_the_layers_in_order() -> None:
+    """docs/architecture.md's graph is the `layers` contract: every module of every layer,
+    a layer's modules on one line, the layers top to bottom in the contract's order."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    graph = text.split("```", 2)[1]
+    lines = graph.splitlines()
+    at = -1
+    for layer in _contract(CONFIG, "layers")["layers"]:
+        names = [n.strip().removeprefix("sessionforest.") for n in re.split(r"[|:]", layer)]
+        drawn = []
+        for name in names:
+            path = PACKAGE.joinpath(*name.split("."))
+            drawn.append(name.replace(".", "/") + ("/" if path.is_dir() else ".py"))
+        (row,) = [i for i, line in enumerate(lines) if drawn[0] in line.split()]
+        assert row > at, f"{layer} is drawn above the layer before it"
+        assert all(token in lines[row].split() for token in drawn), (layer, lines[row])
+        at = row

@@ -11,10 +11,9 @@ from typing import Any, cast
 
 from . import compare, wrappers
 from .entrytext import OPENING_CHARS, entry_text
-from .errors import TooLarge
 from .gitstamp import Divergence
 from .gitstamp import compare as compare_stamps
-from .model import CheckpointRef, Entry, SessionInfo, Snapshot, SnapshotNode
+from .model import CheckpointRef, Entry, SessionInfo, Snapshot, SnapshotNode, refuse_past
 from .store.base import Store, TreeStore
 from .wire import ChatCounts, Compare, CompareGitJson, CompareRow, LogEntryJson, WorkerChat, Workers
 from .worktree import Worktrees
@@ -109,15 +108,6 @@ def log_document(
     return _marked(worktrees, session_id, path)
 
 
-def refuse_past(entries: Sequence[Entry], max_bytes: int, what: str) -> None:
-    """TooLarge when `entries`' stored JSON is over `max_bytes`: counted without decoding,
-    so a reader refuses a huge answer before building it (4 copies of it, measured)."""
-    size = sum(e.stored_bytes for e in entries)
-    if size > max_bytes:
-        advice = "ask for less: a smaller `limit`, or page with its params"
-        raise TooLarge(what, size, max_bytes, advice, at_least=True)
-
-
 def _marked(worktrees: Worktrees, session_id: str, path: Sequence[Entry]) -> list[LogEntryJson]:
     """Each entry's JSON with `diverged`, and `wrapper` on a user message the harness
     wrote (wrappers.label: a command, an IDE selection, a reminder), so every surface
@@ -145,14 +135,22 @@ def _user_text(payload: dict[str, Any]) -> str:
 
 
 def compare_document(
-    store: Store, worktrees: Worktrees, session_id: str, a: str, b: str
+    store: Store,
+    worktrees: Worktrees,
+    session_id: str,
+    a: str,
+    b: str,
+    max_bytes: int | None = None,
 ) -> Compare:
-    """`sessions/compare`, `forest diff`: see compare.py."""
+    """`sessions/compare`, `forest diff`: see compare.py. `max_bytes`: TooLarge, before
+    decoding, when the two branches' entries' stored JSON is larger."""
     with store.reading():
         path_a = store.path_to(session_id, a)
         path_b = store.path_to(session_id, b)
     shared = compare.common_prefix(path_a, path_b)
     tail_a, tail_b = path_a[shared:], path_b[shared:]
+    if max_bytes is not None:
+        refuse_past([*tail_a, *tail_b], max_bytes, "the branches' entries")
     turns_a, turns_b = compare.turns(tail_a), compare.turns(tail_b)
     rows = [
         CompareRow(

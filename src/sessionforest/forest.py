@@ -586,11 +586,12 @@ class Forest(FollowFacade, ModelFacade):
         return log_document(self._store, self._worktrees, session_id, limit, end, max_bytes)
 
     @suggesting
-    def compare(self, session_id: str, a: str, b: str) -> Compare:
-        """Two branches side by side from their common ancestor (docs in compare.py)."""
+    def compare(self, session_id: str, a: str, b: str, max_bytes: int | None = None) -> Compare:
+        """Two branches side by side from their common ancestor (docs in compare.py);
+        `max_bytes` as in `log_document`."""
         from .documents import compare_document
 
-        return compare_document(self._store, self._worktrees, session_id, a, b)
+        return compare_document(self._store, self._worktrees, session_id, a, b, max_bytes)
 
     @suggesting
     def previews(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .model import refuse_past
+
 if TYPE_CHECKING:
     from .deep import DeepSearch, Prepared, Prestarts
     from .model import Entry
@@ -44,12 +46,16 @@ class ModelFacade:
 
         def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]: ...
 
-    def project(self, session_id: str) -> list[Message]:
+    def project(self, session_id: str, max_bytes: int | None = None) -> list[Message]:
         """The provider-neutral context of the active branch, root first (what a model
-        would be sent; fails closed, projection.py)."""
-        from .projection import project
+        would be sent; fails closed, projection.py). `max_bytes`: TooLarge, before
+        decoding, when the path's entries' stored JSON is larger."""
+        from .projection import project_entries
 
-        return project(self, session_id)
+        path = self.active_path(session_id)
+        if max_bytes is not None:
+            refuse_past(path, max_bytes, "the active path's entries")
+        return project_entries(session_id, path)
 
     def model_context(self, session_id: str, provider: str) -> tuple[Any, Sequence[Any]]:
         """The active branch rendered for `provider`'s SDK: (system, turns). Anthropic

@@ -98,6 +98,19 @@ def test_a_read_past_the_limit_is_refused_before_it_is_built(
     assert len(small if isinstance(small, list) else small["entries"]) == 5
 
 
+def test_compare_and_project_past_the_limit_are_refused_before_they_are_built(
+    client: httpx.Client,
+) -> None:
+    sid = _big_chat(client, 30, 50_000)
+    [first] = call(client, "sessions/entries", {"session_id": sid, "limit": 1})["entries"]
+    [last] = call(client, "sessions/log", {"session_id": sid, "limit": 1})
+    for method, params in (("sessions/compare", {"a": first["id"], "b": last["id"]}),
+                           ("sessions/project", {})):  # fmt: skip
+        error = error_of(client, method, {"session_id": sid, **params})
+        assert error["data"]["type"] == "TooLarge" and error["data"]["at_least"] is True, method
+        assert MiB < error["data"]["size"] < 2 * MiB
+
+
 def test_log_has_a_default_limit(http: httpx.Client) -> None:
     sid = call(http, "sessions/create", {"title": "long"})["id"]
     for start in (0, 1000):

@@ -8,7 +8,16 @@ records) and `imports` (what importers consume and produce). It imports only
 """
 
 from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
-from .entries import CheckpointRef, Divergence, Entry, Node, Snapshot, SnapshotNode, Visibility
+from .entries import (
+    CheckpointRef,
+    Divergence,
+    Entry,
+    Node,
+    Snapshot,
+    SnapshotNode,
+    Visibility,
+    refuse_past,
+)
 from .imports import (
     ChatReport,
     ChatResult,
@@ -74,4 +83,5 @@ __all__ = [
     "Visibility",
     "Workspace",
     "WorkspaceKind",
+    "refuse_past",
 ]

@@ -7,6 +7,7 @@ validated (see `kinds.py` for the per-kind contracts); the controller-owned
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple, NotRequired, TypedDict
@@ -14,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple, NotRequired, TypedDict
 import msgspec
 import orjson
 
+from ..errors import TooLarge
 from ..legacy import LEGACY_KINDS, upgrade
 from .value import Value, derive
 
@@ -203,6 +205,16 @@ _new = object.__new__
 _set_row = Entry.__dict__["_row"].__set__
 _set_payload = Entry.__dict__["_payload"].__set__
 _set_stamp = Entry.__dict__["_stamp"].__set__
+
+
+def refuse_past(entries: Sequence[Entry], max_bytes: int, what: str) -> None:
+    """TooLarge when `entries`' stored JSON is over `max_bytes`: counted without decoding,
+    so a reader refuses a huge answer before building it (about 4 copies of it, measured
+    in benchmarks/bench_hostile.py)."""
+    size = sum(e.stored_bytes for e in entries)
+    if size > max_bytes:
+        advice = "ask for less: a smaller `limit`, or page with its params"
+        raise TooLarge(what, size, max_bytes, advice, at_least=True)
 
 
 class Node(NamedTuple):

@@ -9,12 +9,11 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct
 
-from ...documents import refuse_past
 from ...forest import UNSET as FOREST_UNSET
 from ...forest import AppendRequest
 from ...forest_models import Message
 from ...kinds import KINDS
-from ...model import Divergence, Entry, Snapshot
+from ...model import Divergence, Entry, Snapshot, refuse_past
 from ...store.base import Unset
 from ...wire import Compare, EntriesPage, EntryJson, Json, LogEntryJson
 from ..changes import Change, appended
@@ -210,7 +209,8 @@ def compare(call: Call, p: CompareParams) -> Json:
     side's later entries, their turns aligned, and — when both ends are stamped and the
     session's directory is a repository here — `git diff` between the stamped HEADs and
     whether their uncommitted states differ (as `forest diff`)."""
-    return call.forest.compare(p.session_id, p.a, p.b).to_json()
+    limit = call.server.limits.max_response
+    return call.forest.compare(p.session_id, p.a, p.b, limit).to_json()
 
 
 class PreviewsParams(Params):
@@ -242,7 +242,7 @@ def forest_snapshot(call: Call, p: SnapshotParams) -> Json:
 @group.method("sessions/project", SessionParams, list[Message], "read")
 def project_session(call: Call, p: SessionParams) -> list[Message]:
     """The provider-neutral context of the active branch (what a model would be sent)."""
-    return call.forest.project(p.session_id)
+    return call.forest.project(p.session_id, call.server.limits.max_response)
 
 
 class StatusParams(Params):
