@@ -249,7 +249,7 @@ class TurnClient:
             suffix = ""
         url = urlsplit(base)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise InvalidArgument("base URL", f"{base!r} is not an http(s) URL")
+            raise InvalidArgument("base URL", f"{base!r} is not an http or https URL")
         self._url = url
         self._prefix = url.path.rstrip("/") + suffix
         self._headers = headers

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import click
 
-from ..text import escape
 from ..resume import TARGETS
 from ..resume import resume as hand_off
-from ..text import plural
+from ..text import escape, plural
 from .common import State, emit_json, json_option, pass_state
 
 
