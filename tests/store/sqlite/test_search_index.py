@@ -90,7 +90,7 @@ def test_a_rolled_back_raw_insert_leaves_no_index_row(forest: Forest) -> None:
     assert fts_rows(forest.path) == []
 
 
-def test_only_conversation_text_is_indexed(forest: Forest) -> None:
+def test_conversation_text_is_the_first_field_and_tool_text_the_second(forest: Forest) -> None:
     sid = forest.create_session("t")
     forest.append(sid, "system.message", text("system prompt words"))
     forest.append(
@@ -124,17 +124,26 @@ def test_only_conversation_text_is_indexed(forest: Forest) -> None:
     forest.checkpoint(sid, "release", "shipped it")
     forest.append(sid, "compaction", {"summary": "compacted summary"})
     forest.append(sid, "branch.summary", {"summary": "branch summary"})
-    texts = [t for _, t in fts_rows(forest.path)]
-    assert texts == [
-        "look at\nthis picture",
-        None,  # a tool-call-only reply has no text: the row exists and matches nothing
-        "worker summary",
-        "release shipped it",
-        "compacted summary",
-        "branch summary",
+    indexed(forest.path)
+    with closing(sqlite3.connect(forest.path)) as conn:
+        rows = conn.execute("SELECT text, tool FROM session_entry_fts ORDER BY rowid").fetchall()
+    assert rows == [
+        ("look at\nthis picture", None),
+        ("", "grep\nneedle"),  # a tool-call-only reply: no words, its call in the tool field
+        (None, "grep"),
+        (None, "needle found"),
+        ("worker summary", None),
+        ("release shipped it", None),
+        ("compacted summary", None),
+        ("branch summary", None),
     ]
-    for absent in ("system", "secret", "needle", "grep"):
+    for absent in ("system", "secret", "prompt", "plan"):
         assert forest.search_session_entries(sid, absent) == []
+    # What the tools said is found too (tooltext.py), in the tool field only.
+    assert [h.kind for h in forest.search_session_entries(sid, "needle")] == [
+        "tool.completed",
+        "assistant.message",
+    ]
 
 
 def test_a_damaged_payload_is_stored_but_not_indexed(forest: Forest) -> None:
@@ -225,7 +234,8 @@ def test_the_migration_indexes_entries_that_already_exist(
         conn.execute("INSERT INTO session_heads VALUES ('old', 'e4', 't')")
     with Forest.open(path) as forest:
         assert [h.entry_id for h in forest.search_session_entries("old", "spray")] == ["e2"]
-        assert forest.search_session_entries("old", "fungicide") == []
+        # A tool call is found by its tool field (0026_search_tool_text fills it).
+        assert [h.entry_id for h in forest.search_session_entries("old", "fungicide")] == ["e4"]
         assert digest(path, "old") == (
             "Tomato blight",
             "leaves have spots",

@@ -161,16 +161,19 @@ class SearchIndex(Protocol):
         ...
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
-        """Per chat, how many of its entries hold `term` (reading at most `limit`
-        matches per index): the chat-level evidence list."""
+        """Per chat, how many of its entries hold `term` in what was said, their
+        conversational field (reading at most `limit` matches per index): the
+        chat-level evidence list. Tool text (tooltext.py) is not counted: a chat
+        whose tool output holds the words is found by the entry list only."""
         ...
 
     def entry_sequences(
         self, term: Term, chats: Iterable[ChatKey], limit: int
     ) -> dict[ChatKey, list[int]]:
         """Per chat among `chats`, the sequences of its entries holding `term`,
-        ascending (at most `limit` entries in all, read unranked): where in a
-        chat its matches sit, for finding the passage that holds most words."""
+        ascending (at most `limit` entries in all, read unranked), in the
+        conversational field as `entry_counts`: where in a chat its matches
+        sit, for finding the passage that holds most words."""
         ...
 
     def contains(self, chat: ChatKey, term: Term) -> bool:

@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 25;
+PRAGMA user_version = 26;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -30,6 +30,7 @@ PRAGMA user_version = 25;
 -- migration followed_sources
 -- migration session_provenance
 -- migration handoffs
+-- migration search_tool_text
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -434,6 +435,13 @@ CREATE TRIGGER search_digest_grams_opening
 CREATE TRIGGER vector_note_activity AFTER UPDATE OF last_at ON search_sessions
     BEGIN INSERT OR IGNORE INTO vector_pending(num) VALUES (NEW.num); END;
 
+-- table search_tool_pending on search_tool_pending
+CREATE TABLE search_tool_pending (
+        session_id TEXT PRIMARY KEY,
+        from_sequence INTEGER NOT NULL,
+        below_sequence INTEGER NOT NULL
+    ) WITHOUT ROWID;
+
 -- table session_entries on session_entries
 CREATE TABLE session_entries (
             id TEXT NOT NULL PRIMARY KEY,
@@ -473,24 +481,24 @@ CREATE TRIGGER session_entries_no_update BEFORE UPDATE ON session_entries
         END;
 
 -- table session_entry_fts on session_entry_fts
-CREATE VIRTUAL TABLE session_entry_fts USING fts5(
-        text, session_id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2'
+CREATE VIRTUAL TABLE "session_entry_fts" USING fts5(
+        text, tool, session_id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2'
     );
 
 -- table session_entry_fts_config on session_entry_fts_config
-CREATE TABLE 'session_entry_fts_config'(k PRIMARY KEY, v) WITHOUT ROWID;
+CREATE TABLE "session_entry_fts_config"(k PRIMARY KEY, v) WITHOUT ROWID;
 
 -- table session_entry_fts_content on session_entry_fts_content
-CREATE TABLE 'session_entry_fts_content'(id INTEGER PRIMARY KEY, c0, c1);
+CREATE TABLE "session_entry_fts_content"(id INTEGER PRIMARY KEY, c0, c1, c2);
 
 -- table session_entry_fts_data on session_entry_fts_data
-CREATE TABLE 'session_entry_fts_data'(id INTEGER PRIMARY KEY, block BLOB);
+CREATE TABLE "session_entry_fts_data"(id INTEGER PRIMARY KEY, block BLOB);
 
 -- table session_entry_fts_docsize on session_entry_fts_docsize
-CREATE TABLE 'session_entry_fts_docsize'(id INTEGER PRIMARY KEY, sz BLOB);
+CREATE TABLE "session_entry_fts_docsize"(id INTEGER PRIMARY KEY, sz BLOB);
 
 -- table session_entry_fts_idx on session_entry_fts_idx
-CREATE TABLE 'session_entry_fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+CREATE TABLE "session_entry_fts_idx"(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
 
 -- table session_entry_gram_vocab on session_entry_gram_vocab
 CREATE VIRTUAL TABLE session_entry_gram_vocab USING fts5vocab(session_entry_grams, 'row');

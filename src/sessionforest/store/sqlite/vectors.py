@@ -25,9 +25,12 @@ NOTED = (
     "SELECT p.num, coalesce(g.upto, -1) FROM vector_pending p "
     "LEFT JOIN vector_progress g ON g.num = p.num ORDER BY p.num LIMIT ?"
 )
+# Vectors are of what was said: a tool-only row (NULL text beside a tool field,
+# store/sqlite/search/catchup.py) has none.
+SAID = "(text IS NOT NULL OR tool IS NULL)"
 ROWS = (
     "SELECT rowid, coalesce(text, '') FROM session_entry_fts "
-    "WHERE rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?"
+    f"WHERE rowid BETWEEN ? AND ? AND {SAID} ORDER BY rowid LIMIT ?"
 )
 # Under another model every chat is pending (the first put re-notes them all).
 EVERY = "SELECT num, -1 FROM search_sessions ORDER BY num LIMIT ?"
@@ -38,7 +41,7 @@ PROGRESS = (
     "INSERT INTO vector_progress(num, upto) VALUES (?, ?) "
     "ON CONFLICT(num) DO UPDATE SET upto = max(upto, excluded.upto)"
 )
-LEFT = "SELECT 1 FROM session_entry_fts WHERE rowid BETWEEN ? AND ? LIMIT 1"
+LEFT = f"SELECT 1 FROM session_entry_fts WHERE rowid BETWEEN ? AND ? AND {SAID} LIMIT 1"
 UPTO = "SELECT upto FROM vector_progress WHERE num = ?"
 # Index rows of the noted chats above their marks (one rowid range of the FTS
 # table per chat).
@@ -46,7 +49,7 @@ BACKLOG = f"""
 SELECT count(*) FROM vector_pending p LEFT JOIN vector_progress g ON g.num = p.num
 JOIN session_entry_fts f ON f.rowid
   BETWEEN max(coalesce(g.upto + 1, 0), p.num << {SESSION_SHIFT})
-  AND (p.num << {SESSION_SHIFT}) + {SEQUENCE_MASK}
+  AND (p.num << {SESSION_SHIFT}) + {SEQUENCE_MASK} AND (f.text IS NOT NULL OR f.tool IS NULL)
 """
 UNNOTE = "DELETE FROM vector_pending WHERE num = ?"
 # LIMIT -1 is SQLite's "no limit".

@@ -24,7 +24,11 @@ transaction, before a search opens its read snapshot. So:
 Entries are fed through the `search_feed` view, whose INSTEAD OF triggers are
 the released index triggers unchanged, in sequence order per session; a
 payload over 1 MiB is indexed from Python at its place in that order
-(large.py), exactly as the append used to.
+(large.py), exactly as the append used to. Then Python fills the index's tool
+field (tooltext.py) for the entries of the range that may have one, and moves
+a user message's wrapper text out of its words; the entries a store held when
+it gained the field (0026_search_tool_text.sql) wait in `search_tool_pending`
+and are worked off by the same calls, after the new ones.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from typing import Final
 
 import orjson
 
+from .... import tooltext, wrappers
 from . import large
-from .schema import INDEXED_KINDS
+from .schema import INDEXED_KINDS, SESSION_SHIFT
 
 # The most entries a writing process leaves unindexed while it keeps appending
 # without a pause (store.py): its next append indexes them in its own
@@ -52,7 +57,7 @@ BOUND: Final = 10_000
 CHUNK: Final = 512
 
 PENDING = "SELECT session_id, from_sequence FROM search_pending"
-ANY_PENDING = "SELECT 1 FROM search_pending LIMIT 1"
+ANY_PENDING = "SELECT 1 FROM search_pending UNION ALL SELECT 1 FROM search_tool_pending LIMIT 1"
 FEED = """
 INSERT INTO search_feed(session_id, sequence, kind, payload, created_at)
 SELECT session_id, sequence, kind, payload, created_at FROM session_entries
@@ -76,6 +81,31 @@ FROM search_pending p
 """
 ADVANCE = "UPDATE search_pending SET from_sequence = ? WHERE session_id = ?"
 DONE = "DELETE FROM search_pending WHERE session_id = ?"
+
+# The entries of a range that may have a tool field: calls and results, and user
+# messages that may hold a harness wrapper (a tag's "<", JSON-escaped or not, or
+# one of wrappers.PLAIN_PREFIXES); tooltext.texts decides.
+_PLAIN = " OR ".join(f"instr(payload, '{prefix[:24]}') > 0" for prefix in wrappers.PLAIN_PREFIXES)
+TOOL_ROWS = f"""
+SELECT sequence, kind, payload FROM session_entries
+WHERE session_id = ? AND sequence >= ? AND sequence < ?
+  AND (kind IN ('tool.completed', 'tool.started')
+       OR (kind = 'assistant.message' AND instr(payload, '"tool_call"') > 0)
+       OR (kind IN ('user.message', 'user.prompt')
+           AND (instr(payload, '<') > 0 OR instr(payload, '\\u003c') > 0 OR {_PLAIN})))
+ORDER BY sequence
+"""
+SESSION_NUM = "SELECT num FROM search_sessions WHERE session_id = ?"
+# An entry's row with both fields (FTS5 replaces a row of the same rowid).
+TOOL_ROW = (
+    "INSERT OR REPLACE INTO session_entry_fts(rowid, text, tool, session_id) VALUES (?, ?, ?, ?)"
+)
+TOOL_PENDING = "SELECT session_id, from_sequence, below_sequence FROM search_tool_pending"
+TOOL_ADVANCE = "UPDATE search_tool_pending SET from_sequence = ? WHERE session_id = ?"
+TOOL_DONE = "DELETE FROM search_tool_pending WHERE session_id = ?"
+TOOL_COUNT = (
+    "SELECT coalesce(sum(max(below_sequence - from_sequence, 0)), 0) FROM search_tool_pending"
+)
 _END: Final = 1 << 62  # past any sequence
 
 
@@ -86,13 +116,14 @@ def pending(conn: sqlite3.Connection) -> bool:
 
 def count_pending(conn: sqlite3.Connection) -> int:
     """How many entries wait to be indexed (one read per noted session)."""
-    return int(conn.execute(COUNT).fetchone()[0])
+    return int(conn.execute(COUNT).fetchone()[0]) + int(conn.execute(TOOL_COUNT).fetchone()[0])
 
 
 def catch_up(conn: sqlite3.Connection, limit: int | None = None) -> bool:
     """Index pending entries inside the caller's write transaction, in sequence order
     per session: every one, or (`limit`) about that many, the rest left noted for
-    the next call. Returns whether any entry was left pending."""
+    the next call. Returns whether any entry was left pending (new entries first,
+    then those the store held before it had a tool field)."""
     for session_id, start in conn.execute(PENDING).fetchall():
         end = _END if limit is None else start + limit
         _feed(conn, session_id, start, end)
@@ -105,11 +136,51 @@ def catch_up(conn: sqlite3.Connection, limit: int | None = None) -> bool:
         conn.execute(DONE, (session_id,))
         if limit is not None and limit <= 0:
             return pending(conn)
+    return _backfill(conn, limit)
+
+
+def _backfill(conn: sqlite3.Connection, limit: int | None) -> bool:
+    """Fill the tool field of entries indexed before the store had one (all, or
+    about `limit`); returns whether any are left."""
+    for session_id, start, below in conn.execute(TOOL_PENDING).fetchall():
+        end = below if limit is None else min(below, start + max(limit, 1))
+        _tool_fields(conn, session_id, start, end)
+        if end < below:
+            conn.execute(TOOL_ADVANCE, (end, session_id))
+            return True
+        conn.execute(TOOL_DONE, (session_id,))
+        if limit is not None:
+            limit -= end - start
+            if limit <= 0:
+                return pending(conn)
     return False
+
+
+def _tool_fields(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> None:
+    """Write both fields of the session's entries in [start, end) that have tool
+    text (tooltext.texts): the row the feed made, if any, is replaced."""
+    num = conn.execute(SESSION_NUM, (session_id,)).fetchone()
+    if num is None:
+        return  # not a searched session (the feed triggers skip it too)
+    low = num[0] << SESSION_SHIFT
+    rows = []
+    for sequence, kind, payload in conn.execute(TOOL_ROWS, (session_id, start, end)):
+        try:
+            found = tooltext.texts(kind, orjson.loads(payload))
+        except orjson.JSONDecodeError:
+            continue  # as the triggers' json_valid test skips it
+        # Without tool text the feed's row is already right (no wrapper to move).
+        # A conversational entry's words are never NULL here, so NULL text with a
+        # tool field marks a tool-only row (vectors.py leaves those out).
+        if found.tool is not None:
+            words = found.words if kind not in INDEXED_KINDS else found.words or ""
+            rows.append((low + sequence, words, found.tool, session_id))
+    conn.executemany(TOOL_ROW, rows)
 
 
 def _feed(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> None:
     """Index the session's entries with sequences in [start, end)."""
+    first = start
     for sequence, kind in conn.execute(LARGE, (session_id, start, end)).fetchall():
         # Up to and with the large entry (the activity trigger has no size test).
         conn.execute(FEED, (session_id, start, sequence + 1))
@@ -121,3 +192,4 @@ def _feed(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> No
             continue  # as the triggers' json_valid test skips it
         large.index_large(conn, session_id, sequence, kind, text)
     conn.execute(FEED, (session_id, start, end))
+    _tool_fields(conn, session_id, first, end)

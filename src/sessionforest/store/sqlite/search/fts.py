@@ -44,6 +44,12 @@ def match(term: Term) -> str:
     return prefix(term.text) if term.prefix else quote(term.text)
 
 
+def said(piece: str) -> str:
+    """A piece made by `match` restricted to the conversational field (`text`): what
+    was said, not what a tool said (the whole-chat evidence counts only that)."""
+    return "text : " + piece
+
+
 def all_of(pieces: Iterable[str]) -> str:
     """Combine pieces made by `quote`/`prefix`: every one must match."""
     return " AND ".join(pieces)

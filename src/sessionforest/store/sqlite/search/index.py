@@ -40,8 +40,12 @@ DIGEST_PREFIX_DF = (
 _TOP = "\U0010ffff"  # sorts after every continuation of a prefix
 
 # ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
+# What was said weighs four times what a tool said (text, tool, session_id):
+# a chat that talks about the words ranks above one whose tool output holds them.
+ENTRY_WEIGHTS: Final = "bm25(1.0, 0.25, 0.0)"
 ENTRY_RANKED = (
-    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? ORDER BY rank LIMIT ?"
+    "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
+    f"AND rank MATCH '{ENTRY_WEIGHTS}' ORDER BY rank LIMIT ?"
 )
 # Index rowids grow with session numbers, so rowid order is newest chats first.
 ENTRY_NEWEST = (
@@ -80,7 +84,7 @@ CHAT_COUNT = "SELECT count(*) FROM search_sessions"
 DIGEST_PROBE = "SELECT 1 FROM chat_digest_fts WHERE chat_digest_fts MATCH ? AND rowid = ?"
 # Snippets are made in Python from the stored text (snippets.py): FTS5's
 # snippet() costs the square of a word's repetitions in one row.
-ENTRY_TEXT = "SELECT text FROM session_entry_fts WHERE rowid = ?"
+ENTRY_TEXT = "SELECT text, tool FROM session_entry_fts WHERE rowid = ?"
 DIGEST_TEXT = (
     "SELECT title, first_message, first_reply, summary FROM chat_digest_fts WHERE rowid = ?"
 )
@@ -171,11 +175,13 @@ class SQLiteSearch:
         if form is None or not form.entry_df:
             if not term.entry_df:
                 return {}
-            return dict(self._conn.execute(ENTRY_COUNTS, (fts.match(term), limit)).fetchall())
+            said = fts.said(fts.match(term))
+            return dict(self._conn.execute(ENTRY_COUNTS, (said, limit)).fetchall())
         # Words and substrings: an entry may hold both, so rows are told apart first.
         rows: set[int] = set()
         if term.entry_df:
-            rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS, (fts.match(term), limit)))
+            said = fts.said(fts.match(term))
+            rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS, (said, limit)))
         rows.update(grams.entries(self._conn, [form], False, limit, GRAM_RANK_BUDGET))
         counts: dict[ChatKey, int] = {}
         for rowid in rows:
@@ -189,7 +195,8 @@ class SQLiteSearch:
         wanted = set(chats)
         rows: set[int] = set()
         if term.entry_df and wanted:
-            args = (fts.match(term), orjson.dumps(sorted(wanted)).decode(), limit)
+            said = fts.said(fts.match(term))
+            args = (said, orjson.dumps(sorted(wanted)).decode(), limit)
             rows.update(r[0] for r in self._conn.execute(ENTRY_ROWIDS_OF, args))
         [form] = self._forms([term])
         if form is not None and form.entry_df and wanted:
@@ -238,10 +245,13 @@ class SQLiteSearch:
                 if found is not None:
                     return found
             row = conn.execute(ENTRY_TEXT, (entry,)).fetchone()
-            if row and row[0]:
-                text = str(row[0])
-                made = snippets.snippet(text, wanted, stem, snippets.FIND_TOKENS)
-                return made if made is not None else snippets.head(text, snippets.FIND_TOKENS)
+            if row and (row[0] or row[1]):
+                # What was said first; the tool field when only it holds the words.
+                fields = [str(row[0] or ""), str(row[1] or "")]
+                made = snippets.snippet(fields, wanted, stem, snippets.FIND_TOKENS)
+                if made is not None:
+                    return made
+                return snippets.head(fields[0] or fields[1], snippets.FIND_TOKENS)
         row = conn.execute(DIGEST_TEXT, (chat,)).fetchone()
         if row:
             made = snippets.snippet([str(c or "") for c in row], wanted, stem, snippets.FIND_TOKENS)

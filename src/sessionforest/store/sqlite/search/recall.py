@@ -27,7 +27,7 @@ TERM_IN_SESSION = (
 )
 # The snippet is made in Python from the stored text (snippets.py).
 HIT_ROW = f"""
-SELECT f.text, e.id, e.kind, e.created_at, e.sequence
+SELECT f.text, f.tool, e.id, e.kind, e.created_at, e.sequence
 FROM session_entry_fts f
 JOIN session_entries e ON e.session_id = :sid AND e.sequence = (f.rowid & {SEQUENCE_MASK})
 WHERE f.rowid = :rowid
@@ -104,10 +104,10 @@ class SQLiteSessionIndex:
                     continue
             row = conn.execute(HIT_ROW, {"sid": self._sid, "rowid": rowid}).fetchone()
             if row is not None:
-                text, entry_id, kind, created_at, seq = row
-                text = str(text or "")
-                made = snippets.snippet(text, wanted, stem, width)
-                shown = made if made is not None else snippets.head(text, width)
+                text, tool, entry_id, kind, created_at, seq = row
+                fields = [str(text or ""), str(tool or "")]  # what was said first
+                made = snippets.snippet(fields, wanted, stem, width)
+                shown = made if made is not None else snippets.head(fields[0] or fields[1], width)
                 out.append(EntryRow(seq, entry_id, kind, created_at, shown))
         return out
 
