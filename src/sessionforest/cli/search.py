@@ -61,6 +61,15 @@ codex, ...) keeps chats of that harness. In Chinese, Japanese, Korean, Thai and
 other text written without spaces, a word is found wherever its characters
 appear in that order (as are Latin words written inside such text).
 
+What is searched: first what was said (user and assistant messages, worker
+results, checkpoint, compaction and branch summaries); then, as an addition
+weighted below it, what the tools said: a tool call's command, paths and
+patterns, a tool result (its head and tail, a few KB an entry) and the text a
+harness wraps into a user message (<command-name>, <ide_selection>, ...). A chat
+that talks about the words ranks above one whose tool output merely holds them.
+Code names match whole and by their parts: build_wheel, hatchling.build,
+src/app/main.py, --no-cache, and (in tool text) WheelBuilder by "Builder".
+
 -word leaves out every chat that holds the word: a single hyphen, then a word of
 two or more characters starting with a letter. "--force", "-v" and "-10" stay
 plain words; quote a hyphenated word to search for it ("-rf").

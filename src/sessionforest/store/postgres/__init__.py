@@ -25,7 +25,7 @@ from ..base.maintenance import Maintenance
 from ..sql.dialect import POSTGRES
 from ..sql.handoffs import SQLHandoffs
 from ..sql.sources import SQLSources
-from . import schema
+from . import schema, toolfill
 from .bulk import PostgresBulk
 from .database import Database, driver_error
 from .search import PostgresSearch
@@ -63,16 +63,29 @@ class PostgresBackend:
         self.db.close()
 
     def catch_up(self) -> bool:
-        """Nothing waits here: an append's own transaction indexes it (its triggers)."""
-        return False
+        """Fill what waits for the index, returning whether anything did: an append's
+        own transaction indexes it (its triggers), so only entries stored before
+        the tool field (0010_search_tool_text) ever wait, in chunks (toolfill.py).
+        A store opened read-only searches them as they are."""
+        db = self.db
+        if db.readonly_why is not None or db.held() is not None:
+            return False
+        with db.read() as conn:
+            if not toolfill.pending(conn):
+                return False
+        while db.retrying(toolfill.fill_some):
+            pass
+        return True
 
     def commit_probe(self) -> None:
         """None: no cheap probe here (LISTEN/NOTIFY would be one); the poller scans."""
         return None
 
     def backlog(self) -> int:
-        """Entries waiting for the full-text index: none (see `catch_up`)."""
-        return 0
+        """Entries waiting for the full-text index: those stored before the tool
+        field, until `catch_up` fills it (an upper bound: every kind counts)."""
+        with self.db.read() as conn:
+            return toolfill.waiting(conn)
 
     @contextmanager
     def search(self, deadline: Deadline | None = None) -> Iterator[PostgresSearch]:

@@ -2,7 +2,7 @@
 
 Every entry insert goes through `insert_entries` (one statement for a whole
 batch, so the statement-level index trigger runs once), with its searchable
-text taken from the payload (entrytext.py) and its spaceless flag.
+text and tool text taken from the payload (tooltext.py) and its spaceless flag.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any, Final
 import orjson
 import psycopg
 
-from ...entrytext import INDEXED_KINDS, indexed_text
+from ...entrytext import INDEXED_KINDS
 from ...rules import integrity as integrity_rules
 from ...scripts import spaceless
+from ...tooltext import TOOL_KINDS, texts
 from ..sql import rows as shared_rows
 from ..sql.dialect import POSTGRES
 
@@ -27,9 +28,10 @@ E_COLUMNS: Final = ", ".join("e." + c.strip() for c in ENTRY_COLUMNS.split(","))
 
 # A batch as parallel arrays: one statement (and one trigger run) for any size.
 INSERT_ENTRIES: Final = f"""
-INSERT INTO session_entries({ENTRY_COLUMNS}, text, spaceless)
+INSERT INTO session_entries({ENTRY_COLUMNS}, text, tool, spaceless)
 SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::int[], %s::text[],
-                     %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::bool[])
+                     %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
+                     %s::bool[])
 """
 
 UPSERT_HEAD: Final = POSTGRES.sql(shared_rows.UPSERT_HEAD)
@@ -93,32 +95,37 @@ SELECT COUNT(*) FROM (
 """
 
 
-def searchable(kind: str, payload: Any) -> tuple[str | None, bool]:
-    """(the indexed text, whether it holds spaceless-script text) of a payload; an
-    indexed kind without text gets "" (NULL is for rows the database fills in)."""
-    if kind not in INDEXED_KINDS:
-        return None, False
+def searchable(kind: str, payload: Any) -> tuple[str | None, str | None, bool]:
+    """(the indexed text, the tool text, whether the text holds spaceless-script
+    text) of a payload; an indexed kind without text gets "" (NULL is for rows
+    the database fills in)."""
+    if kind not in INDEXED_KINDS and kind not in TOOL_KINDS:
+        return None, None, False
+    found = texts(kind, payload)
     # PostgreSQL text holds no NUL (the payload keeps it, JSON-escaped).
-    text = (indexed_text(kind, payload) or "").replace("\x00", " ")
-    return text, spaceless(text)
-
-
-def searchable_json(kind: str, body: str) -> tuple[str | None, bool]:
-    """`searchable` of a payload given as its stored JSON text."""
+    tool = found.tool.replace("\x00", " ") if found.tool is not None else None
     if kind not in INDEXED_KINDS:
-        return None, False
+        return None, tool, False
+    text = (found.words or "").replace("\x00", " ")
+    return text, tool, spaceless(text)
+
+
+def searchable_json(kind: str, body: str) -> tuple[str | None, str | None, bool]:
+    """`searchable` of a payload given as its stored JSON text."""
+    if kind not in INDEXED_KINDS and kind not in TOOL_KINDS:
+        return None, None, False
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return None, False
+        return None, None, False
     return searchable(kind, payload)
 
 
-COPY_ENTRIES: Final = f"COPY session_entries({ENTRY_COLUMNS}, text, spaceless) FROM STDIN"
+COPY_ENTRIES: Final = f"COPY session_entries({ENTRY_COLUMNS}, text, tool, spaceless) FROM STDIN"
 
 
 def copy_entries(conn: psycopg.Connection[Any], rows: Sequence[Sequence[Any]]) -> None:
-    """Write rows (ENTRY_COLUMNS + text, spaceless) with one COPY: triggers run as for
+    """Write rows (ENTRY_COLUMNS + text, tool, spaceless) with one COPY: triggers run as for
     one INSERT of them all (the BEFORE ROW text trigger, the statement-level
     statistics and digest trigger once, over every row)."""
     if not rows:
@@ -136,7 +143,7 @@ def copy_entries(conn: psycopg.Connection[Any], rows: Sequence[Sequence[Any]]) -
 def insert_entries(
     cur: psycopg.Cursor[Any] | psycopg.Connection[Any], rows: Sequence[Sequence[Any]]
 ) -> None:
-    """Insert rows (ENTRY_COLUMNS + text, spaceless) in one statement."""
+    """Insert rows (ENTRY_COLUMNS + text, tool, spaceless) in one statement."""
     if not rows:
         return
     columns = list(zip(*rows, strict=True))

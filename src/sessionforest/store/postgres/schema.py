@@ -43,6 +43,7 @@ DISTRIBUTED: Final = {
     "entry_vectors": "session_id",
     "vector_pending": "session_id",
     "vector_progress": "session_id",
+    "search_tool_pending": "session_id",
 }
 REFERENCE_TABLES: Final = (
     "forest_migrations",

@@ -43,9 +43,14 @@ _TOP = "\U0010ffff"
 # weighs a match less. Digest weights follow SQLite's bm25(4.0, 1.0, 0.5, 1.0):
 # title A 1.0, first message B 0.25, summary C 0.25, first reply D 0.125.
 DIGEST_WEIGHTS: Final = "'{0.125, 0.25, 0.25, 1.0}'"
-ENTRY_RANKED = """
+# An entry's words are what was said (unweighted: D) and what a tool said (C,
+# 0010_search_tool_text.sql); as SQLite's bm25(1.0, 0.25), the tool field
+# weighs a quarter.
+ENTRY_WEIGHTS: Final = "'{1.0, 0.25, 0.25, 1.0}'"
+ENTRY_RANKED = f"""
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
-WHERE e.words @@ %(q)s::tsquery ORDER BY ts_rank(e.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
+WHERE e.words @@ %(q)s::tsquery
+ORDER BY ts_rank({ENTRY_WEIGHTS}, e.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
 """
 ENTRY_NEWEST = """
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
@@ -163,7 +168,7 @@ WHERE s.num = %s AND c.spaceless AND strpos(lower{DIGEST_TEXT}, %s) > 0
 # Snippets are made in Python from the stored text (snippets.py): ts_headline
 # parses the whole text, whatever its size, for every snippet.
 ENTRY_SNIPPET = """
-SELECT e.text, e.spaceless FROM session_entries e JOIN sessions s ON s.id = e.session_id
+SELECT e.text, e.tool, e.spaceless FROM session_entries e JOIN sessions s ON s.id = e.session_id
 WHERE s.num = %s AND e.sequence = %s
 """
 DIGEST_SNIPPET = """
@@ -184,8 +189,10 @@ ORDER BY sequence DESC LIMIT %s
 SESSION_HAS_GRAMS = "SELECT 1 FROM session_entries WHERE session_id = %s AND spaceless LIMIT 1"
 SESSION_SIZE = "SELECT MAX(sequence) FROM session_entries WHERE session_id = %s"
 HIT_ROW = """
-SELECT id, kind, created_at, sequence, text, spaceless, words @@ %(q)s::tsquery
-FROM session_entries WHERE session_id = %(sid)s AND sequence = %(seq)s AND text IS NOT NULL
+SELECT id, kind, created_at, sequence, coalesce(text, ''), coalesce(tool, ''), spaceless,
+       words @@ %(q)s::tsquery
+FROM session_entries WHERE session_id = %(sid)s AND sequence = %(seq)s
+  AND (text IS NOT NULL OR tool IS NOT NULL)
 """
 ACTIVE_SEQUENCES = """
 WITH RECURSIVE path(id, parent, sequence) AS (
@@ -206,13 +213,15 @@ def _lexeme(stem: str) -> str:
     return "'" + stem.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def query(tokens: Sequence[str], prefix: bool = False) -> str | None:
-    """A phrase of stems as tsquery text (the last one a prefix when `prefix`)."""
+def query(tokens: Sequence[str], prefix: bool = False, said: bool = False) -> str | None:
+    """A phrase of stems as tsquery text (the last one a prefix when `prefix`);
+    `said`: matching the conversational field only (weight D), not the tool field."""
     if not tokens:
         return None
-    parts = [_lexeme(t) for t in tokens]
+    label = "D" if said else ""
+    parts = [_lexeme(t) + (":" + label if label else "") for t in tokens]
     if prefix:
-        parts[-1] += ":*"
+        parts[-1] = _lexeme(tokens[-1]) + ":*" + label
     return " <-> ".join(parts)
 
 
@@ -225,6 +234,11 @@ def _combine(pieces: Iterable[str | None], conjunctive: bool) -> str | None:
 
 def _term_query(term: Term) -> str | None:
     return query(term.tokens, term.prefix)
+
+
+def _said_query(term: Term) -> str | None:
+    """The term in what was said only: the whole-chat evidence counts no tool text."""
+    return query(term.tokens, term.prefix, said=True)
 
 
 def _needle(text: str) -> str:
@@ -328,7 +342,7 @@ class PostgresSearch:
         return nums[:limit]
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
-        expr = _term_query(term)
+        expr = _said_query(term)
         substrings = term.spaceless is not None and term.spaceless.entry_df > 0
         if not substrings:  # words only: counted in the database
             if expr is None or not term.entry_df:
@@ -355,7 +369,7 @@ class PostgresSearch:
         if not wanted:
             return {}
         found: set[tuple[int, int]] = set()
-        expr = _term_query(term)
+        expr = _said_query(term)
         if expr is not None and term.entry_df:
             args = {"chats": wanted, "q": expr, "n": limit}
             found.update(tuple(r) for r in self._conn.execute(ENTRY_SEQUENCES, args))
@@ -402,12 +416,14 @@ class PostgresSearch:
         width = snippets.FIND_TOKENS
         if entry is not None:
             row = self._conn.execute(ENTRY_SNIPPET, (chat, entry & SEQUENCE_MASK)).fetchone()
-            if row is not None and row[0]:
-                text, grams = row
-                if grams and any(n in text.lower() for n in needles):
+            if row is not None and (row[0] or row[1]):
+                text, tool, grams = row
+                if text and grams and any(n in text.lower() for n in needles):
                     return excerpt(text, needles)
-                made = snippets.snippet(text, wanted, self.tokens, width)
-                return made if made is not None else snippets.head(text, width)
+                # What was said first; the tool field when only it holds the words.
+                fields = [text or "", tool or ""]
+                made = snippets.snippet(fields, wanted, self.tokens, width)
+                return made if made is not None else snippets.head(text or tool, width)
         row = self._conn.execute(DIGEST_SNIPPET, (chat,)).fetchone()
         if row is None:
             return ""
@@ -473,15 +489,15 @@ class PostgresSessionIndex:
             ).fetchone()
             if row is None:
                 continue
-            entry_id, kind, created_at, seq, text, grams, words = row
+            entry_id, kind, created_at, seq, text, tool, grams, words = row
             made = None
             if not grams or words:
-                made = snippets.snippet(text, wanted, self._index.tokens, width)
+                # What was said first; the tool field when only it holds the words.
+                made = snippets.snippet([text, tool], wanted, self._index.tokens, width)
             if made is None and grams:
                 made = excerpt(text, needles)
-            out.append(
-                EntryRow(seq, entry_id, kind, created_at, made or snippets.head(text, width))
-            )
+            shown = made or snippets.head(text or tool, width)
+            out.append(EntryRow(seq, entry_id, kind, created_at, shown))
         return out
 
     def active(self, oldest: int) -> set[int]:

@@ -289,9 +289,9 @@ def _append_in(
     link = below
     rows = []
     for item in items:
-        words, spaceless = searchable(item.kind, item.payload)
+        words, tool, spaceless = searchable(item.kind, item.payload)
         rows.append((item.id, session_id, link, sequence, 2, item.kind, item.body,
-                     item.visibility, item.created_at, text, words, spaceless))  # fmt: skip
+                     item.visibility, item.created_at, text, words, tool, spaceless))  # fmt: skip
         link, sequence = item.id, sequence + 1
     columns = [list(c) for c in zip(*rows, strict=True)]
     # The entries and the head move in one statement (one round trip, one trigger run).

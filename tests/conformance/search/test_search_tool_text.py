@@ -1,0 +1,135 @@
+"""What the tools said is searchable (tooltext.py), below what was said, on every backend.
+
+The real Claude Code chat below hit `uv tool install` failing inside
+hatchling's `build_wheel`: those words stand only in a Bash result. Find and
+recall both see them; a chat that talks about the same words ranks above one
+whose tool output merely holds them; harness wrappers are tool text, not the
+user's words; code names match whole and by their parts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessionforest import Forest
+
+from .conftest import NOW, chat, text
+
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "claude-code" / "real_projects"
+BUILD_FAILED = (
+    DATA
+    / "-Users-dain-workspace-coderabbit-review-helper"
+    / "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"
+)
+
+
+@pytest.fixture
+def imported(forest: Forest) -> str:
+    report = forest.import_chats("claude-code", BUILD_FAILED)
+    [made] = report.chats
+    return made.session_id
+
+
+@pytest.mark.parametrize("query", ["build_wheel", "hatchling.build", "Failed to build"])
+def test_words_of_a_bash_result_find_the_chat_and_the_entry(
+    forest: Forest, imported: str, query: str
+) -> None:
+    found = forest.search_chats(query, now=NOW)
+    assert [h.session_id for h in found.hits] == [imported]
+    hits = forest.search_session_entries(imported, query)
+    assert hits, f"recall found no entry for {query!r}"
+    assert hits[0].kind == "tool.completed"
+    marked = hits[0].snippet.replace("**", "")
+    assert query.split()[-1].lower() in marked.lower()
+
+
+def test_a_chat_that_talks_about_it_ranks_above_tool_output_that_holds_it(forest: Forest) -> None:
+    # The tool-output chat is newer and holds the words more often.
+    quiet = chat(forest, "Release chores", ["bump the version", "done"], age_days=1)
+    for n in range(3):
+        forest.append(
+            quiet,
+            "tool.completed",
+            {"call_id": f"c{n}", "output": "warning: flaky fixture teardown in conftest"},
+        )
+    talked = chat(
+        forest,
+        "Test suite",
+        ["why is the fixture teardown flaky?", "The fixture teardown races the server thread."],
+        age_days=5,
+    )
+    found = forest.search_chats("flaky fixture teardown", now=NOW)
+    assert [h.session_id for h in found.hits][:2] == [talked, quiet]
+
+
+def test_harness_wrappers_are_tool_text_not_the_users_words(forest: Forest) -> None:
+    sid = chat(forest, "Model switch", ["we should try the parser rewrite", "ok"])
+    forest.append(
+        sid,
+        "user.message",
+        text(
+            "<command-name>/model</command-name>\n"
+            "<local-command-stdout>Set model to sonnet quixotic</local-command-stdout>"
+        ),
+    )
+    hits = forest.search_session_entries(sid, "quixotic")
+    assert [h.kind for h in hits] == ["user.message"]
+    assert "quixotic" in hits[0].snippet
+    # The user's own words of a wrapped message stay the first field.
+    forest.append(sid, "user.message", text("<ide_selection>zebra</ide_selection> rename this"))
+    assert [h.kind for h in forest.search_session_entries(sid, "rename")] == ["user.message"]
+    assert [h.kind for h in forest.search_session_entries(sid, "zebra")] == ["user.message"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "src/sessionforest/forest.py",
+        "forest.py",
+        "sessionforest",
+        "WheelBuilder",
+        "Builder",
+        "--no-cache",
+        "no-cache",
+        "build_wheel",
+        "wheel",
+    ],
+)
+def test_identifiers_and_paths_match_whole_and_by_their_parts(forest: Forest, query: str) -> None:
+    sid = chat(forest, "Packaging", ["package it", "on it"])
+    forest.append(
+        sid,
+        "assistant.message",
+        {
+            "content": [
+                {
+                    "type": "tool_call",
+                    "id": "c1",
+                    "name": "Bash",
+                    "input": {"command": "uv build --no-cache src/sessionforest/forest.py"},
+                }
+            ]
+        },
+    )
+    forest.append(
+        sid, "tool.completed", {"call_id": "c1", "output": "WheelBuilder.build_wheel failed"}
+    )
+    other = chat(forest, "Garden", ["the tomatoes wilt", "water them"])
+    found = forest.search_chats(query, now=NOW)
+    assert [h.session_id for h in found.hits] == [sid]
+    assert other not in [h.session_id for h in found.hits]
+    assert forest.search_session_entries(sid, query)
+
+
+def test_a_long_output_keeps_its_head_and_tail(forest: Forest) -> None:
+    sid = chat(forest, "Logs", ["run the tests", "running"])
+    middle = "\n".join(f"collected item {n}" for n in range(20_000)).replace(
+        "item 10000\n", "zygomorphic\n"
+    )
+    output = "platform linux pytest\n" + middle + "\nE   AssertionError: ledger mismatch"
+    forest.append(sid, "tool.completed", {"call_id": "c1", "output": output})
+    assert forest.search_session_entries(sid, "platform linux")
+    assert forest.search_session_entries(sid, "ledger mismatch")
+    assert forest.search_session_entries(sid, "zygomorphic") == []  # the middle is left out
