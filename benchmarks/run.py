@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 import bench_append
 import bench_cli
+import bench_coding_search
 import bench_deep
 import bench_harnesses
 import bench_heavy
@@ -49,6 +50,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_import.NAME: bench_import.run,
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
+    bench_coding_search.NAME: bench_coding_search.run,
     bench_semantic.NAME: bench_semantic.run,
     gate_calibration.NAME: gate_calibration.run,
     bench_redact.NAME: bench_redact.run,
