@@ -531,6 +531,15 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
     .map((item) => rows[item.index])
     .flatMap((r) => (r && r.type === "chat" ? [r.chat] : []));
   const counts = useCounts(drawn);
+  const focusNext = useRef<string | null>(null); // the chat the arrow keys moved to, until drawn
+  useEffect(() => {
+    const id = focusNext.current;
+    const button = id ? scrollRef.current?.querySelector<HTMLButtonElement>(`button[data-chat="${id}"]`) : null;
+    if (button) {
+      focusNext.current = null;
+      button.focus();
+    }
+  });
   // The open chat's row is the one reached by Tab (the others by the arrow keys).
   const tabRow = Math.max(0, rows.findIndex((r) => r.type === "chat" && r.chat.id === openId));
   const firstChat = rows.findIndex((r) => r.type === "chat");
@@ -542,9 +551,13 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
     let j = index + by;
     while (rows[j] && rows[j].type !== "chat") j += by;
     if (!rows[j]) return;
-    virtual.scrollToIndex(j, { align: "auto" });
     const id = (rows[j] as { chat: SessionJson }).chat.id;
-    requestAnimationFrame(() => scrollRef.current?.querySelector<HTMLButtonElement>(`button[data-chat="${id}"]`)?.focus());
+    const drawnButton = scrollRef.current?.querySelector<HTMLButtonElement>(`button[data-chat="${id}"]`);
+    // A drawn row takes the focus now (focus() scrolls it into view); one not drawn yet is
+    // focused by the effect above once the scroll has drawn it, not after a guessed frame.
+    if (drawnButton) return drawnButton.focus();
+    focusNext.current = id;
+    virtual.scrollToIndex(j, { align: "auto" });
   };
 
   return (
