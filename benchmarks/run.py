@@ -36,6 +36,7 @@ import bench_semantic
 import bench_server
 import bench_skeleton
 import bench_stamp
+import bench_tooltext
 import bench_ui
 import datagen
 import gate_calibration
@@ -51,6 +52,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_stamp.NAME: bench_stamp.run,
     bench_search.NAME: bench_search.run,
     bench_coding_search.NAME: bench_coding_search.run,
+    bench_tooltext.NAME: bench_tooltext.run,
     bench_semantic.NAME: bench_semantic.run,
     gate_calibration.NAME: gate_calibration.run,
     bench_redact.NAME: bench_redact.run,

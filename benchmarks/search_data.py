@@ -256,8 +256,21 @@ def _index_objects() -> list[tuple[str, str]]:
     return found
 
 
+TOOL = "tool.completed"
+
+
+def tool_output(rng: random.Random, lexicon: Lexicon) -> str:
+    """A made-up tool result of 0.5-3 KB: log lines in the corpus vocabulary, a
+    traceback line naming a path and a snake_case function, an error line."""
+    lines = [lexicon.sentence(rng, 4, 14) for _ in range(rng.randint(6, 40))]
+    a, b, c = (lexicon.sentence(rng, 1, 1) for _ in range(3))
+    lines.append(f'  File "src/{a}/{b}.py", line {rng.randint(1, 900)}, in {b}_{c}')
+    lines.append(f"{a.capitalize()}Error: {lexicon.sentence(rng, 3, 9)}")
+    return "\n".join(lines)
+
+
 def build_scaled_bridge(
-    path: Path, corpus: BridgeCorpus, copies: int, seed: int = 17
+    path: Path, corpus: BridgeCorpus, copies: int, seed: int = 17, tools: bool = False
 ) -> ScaledBridge:
     """A fresh store at `path` holding `copies` copies of the corpus (100 entries each).
 
@@ -275,6 +288,11 @@ def build_scaled_bridge(
     dropped, the rows written, then the search migrations' released statements
     (tables, backfill, triggers) run in the same transaction. Indexing 1M rows
     through the per-row triggers instead costs ~3x longer; the index is the same.
+
+    With `tools`, a quarter of the entries of copies n >= 1 (the filler of every
+    fourth one) are tool results instead (`tool_output`, 0.5-3 KB each); their
+    tool field, like any store's from before 0026_search_tool_text, is left to
+    the first catch-up (`search_tool_pending`), which the caller may time.
     """
     from sessionforest.store.sqlite.migrations import released
 
@@ -304,6 +322,8 @@ def build_scaled_bridge(
                         half = rng.random() < 0.5
                         text = rng.choice(corpus.filler) if half else lexicon.sentence(rng, 6, 30)
                     kind = USER if sequence % 2 == 0 else ASSISTANT
+                    if tools and sequence % 4 == 3 and key_at(chat.keys, sequence) is None:
+                        kind, text = TOOL, tool_output(rng, lexicon)
                     entries.append((kind, text, iso(started + timedelta(minutes=sequence))))
             parent = None
             ms = int(started.timestamp() * 1000)
@@ -311,7 +331,10 @@ def build_scaled_bridge(
                 count += 1
                 # Time-ordered 26-character ids, like the library's.
                 eid = f"{ms + sequence * 60_000:012x}{count:014x}"
-                yield (eid, sid, parent, sequence, kind, orjson.dumps(message(text)).decode(), at)
+                body = (
+                    {"call_id": f"c{sequence}", "output": text} if kind == TOOL else message(text)
+                )
+                yield (eid, sid, parent, sequence, kind, orjson.dumps(body).decode(), at)
                 parent = eid
             heads.append((sid, parent or "", entries[-1][2]))
 
@@ -338,6 +361,11 @@ def build_scaled_bridge(
             if sql.startswith("DROP TRIGGER") or "ON search_feed" in sql:
                 conn.execute(sql)
         conn.execute("DELETE FROM search_pending")
+        # ...and as search_tool_text rebuilds the word index with its tool field
+        # (search_tool_pending, made by Forest.open, is made again by it).
+        conn.execute("DROP TABLE search_tool_pending")
+        for sql in released("search_tool_text"):
+            conn.execute(sql)
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
