@@ -44,6 +44,7 @@ from .model import (
     Node,
     RepairReport,
     SessionInfo,
+    SessionStatus,
     SessionVisibility,
     Snapshot,
     Transcript,
@@ -283,6 +284,13 @@ class Forest(FollowFacade, ModelFacade):
     @suggesting
     def set_status(self, session_id: str, status: str) -> None:
         self._store.set_status(session_id, status)
+
+    @suggesting
+    def unarchive(self, session_id: str) -> SessionInfo:
+        """Bring an archived session back (active again); any other status stays as it is."""
+        if self._store.session(session_id).status == SessionStatus.ARCHIVED:
+            self._store.set_status(session_id, SessionStatus.ACTIVE)
+        return self._store.session(session_id)
 
     @suggesting
     def bind(self, session_id: str, directory: str | os.PathLike[str]) -> SessionInfo:

@@ -131,3 +131,7 @@ def test_new_and_status_changes_answer_json_with_the_session(forest: ForestCli) 
     ended = forest.json("end", created["id"])
     assert ended == created | {"status": "ended"}
     assert forest.json("archive", created["id"])["status"] == "archived"
+    assert forest.json("unarchive", created["id"])["status"] == "active"
+    # Only an archived chat comes back: an ended one stays ended.
+    forest.json("end", created["id"])
+    assert forest.json("unarchive", created["id"])["status"] == "ended"

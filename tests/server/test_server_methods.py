@@ -135,6 +135,7 @@ def test_every_method_answers_what_it_publishes(
     assert Path(handed["path"]).is_relative_to(tmp_path / "codex-home") and handed["turns"] == 2
     assert call(http, "sessions/end", {"session_id": sid})["status"] == "ended"
     assert call(http, "sessions/archive", {"session_id": sid})["status"] == "archived"
+    assert call(http, "sessions/unarchive", {"session_id": sid})["status"] == "active"
     with httpx.Client(base_url=server.url) as other:
         assert other.get("/healthz").json()["ok"] is True
     assert call(http, "chat/model")["configured"] is False

@@ -306,14 +306,35 @@ def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(
     row.get_by_role("menuitem", name="Archive").click()
     expect(row).to_have_count(0)
     assert rpc(served.url, "sessions/get", {"session_id": sid})["status"] == "archived"
-    nav.get_by_role("checkbox", name=re.compile(r"archived \(1\)")).check()
-    expect(row.locator(".status-badge", has_text="archived")).to_be_visible()
-    nav.get_by_role("checkbox", name=re.compile("archived")).uncheck()
     # Still found by what was said in it.
-    page.get_by_role("searchbox", name="Find a chat").fill("database is locked nightly")
+    box = page.get_by_role("searchbox", name="Find a chat")
+    box.fill("database is locked nightly")
     expect(
         page.get_by_role("list", name="Search results").locator(f'button[data-chat="{sid}"]')
     ).to_be_visible()
+    box.fill("")
+    # Shown on request, and brought back from the same menu.
+    nav.get_by_role("checkbox", name=re.compile(r"archived \(1\)")).check()
+    expect(row.locator(".status-badge", has_text="archived")).to_be_visible()
+    menu.click()
+    expect(row.get_by_role("menuitem", name="Archive", exact=True)).to_have_count(0)
+    expect(row.get_by_role("menuitem", name="Unarchive")).to_be_focused()
+    shot(page, "row-unarchive-light")
+    row.get_by_role("menuitem", name="Unarchive").click()
+    expect(row.locator(".status-badge", has_text="archived")).to_have_count(0)
+    assert rpc(served.url, "sessions/get", {"session_id": sid})["status"] == "active"
+    archived = nav.get_by_role("checkbox", name=re.compile("archived"))
+    archived.click()
+    expect(archived).to_have_count(0)  # nothing archived is left to ask for
+    expect(row).to_be_visible()
+    # An archived chat that is open is brought back from its header too.
+    rpc(served.url, "sessions/archive", {"session_id": sid})
+    page.goto(f"{served.url}/#/chat/{sid}")
+    header = page.locator(".chat-header")
+    expect(header.locator(".status-badge", has_text="archived")).to_be_visible()
+    header.get_by_role("button", name="Unarchive", exact=True).click()
+    expect(header.locator(".status-badge", has_text="archived")).to_have_count(0)
+    assert rpc(served.url, "sessions/get", {"session_id": sid})["status"] == "active"
 
 
 def test_a_live_change_is_applied_in_place_not_by_reading_everything_again(

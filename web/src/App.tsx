@@ -463,6 +463,15 @@ export function App() {
       setNotice(`Could not archive: ${message(e)}`);
     }
   };
+  const unarchive = async (id: string) => {
+    try {
+      const info = await call("sessions/unarchive", { session_id: id });
+      setSessions((list) => upsertSession(list, info));
+      setNotice("Brought back: the chat is in the list again.");
+    } catch (e) {
+      setNotice(`Could not bring the chat back: ${message(e)}`);
+    }
+  };
 
   return (
     <div className={openId ? "app chat-open" : "app"}>
@@ -477,6 +486,7 @@ export function App() {
         search={search}
         deepConfigured={Boolean(model?.configured)}
         onArchive={(id) => void archive(id)}
+        onUnarchive={(id) => void unarchive(id)}
       />
       <main className="main">
         <header className="chat-header">
@@ -508,7 +518,11 @@ export function App() {
                 <button className="link" onClick={() => void archive(openSession.id)}>
                   Archive
                 </button>
-              ) : null}
+              ) : (
+                <button className="link" onClick={() => void unarchive(openSession.id)}>
+                  Unarchive
+                </button>
+              )}
             </span>
           ) : null}
           <span className="label model" title="the model replies come from">

@@ -55,6 +55,7 @@ COMMANDS = {
     "usage": "search:usage",
     "end": "search:end",
     "archive": "search:archive",
+    "unarchive": "search:unarchive",
 }
 
 

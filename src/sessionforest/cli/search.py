@@ -184,3 +184,17 @@ def end(state: State, session: str, as_json: bool) -> None:
 def archive(state: State, session: str, as_json: bool) -> None:
     """Mark SESSION archived (still searchable, marked in `find`)."""
     _mark(state, session, SessionStatus.ARCHIVED, as_json)
+
+
+@click.command()
+@click.argument("session")
+@json_option
+@pass_state
+def unarchive(state: State, session: str, as_json: bool) -> None:
+    """Bring archived SESSION back to the list (active again); prints `ID STATUS`."""
+    forest = state.forest
+    info = forest.unarchive(forest.resolve_session(session))
+    if as_json:
+        emit_json(info.to_json())
+    else:
+        click.echo(escape(f"{info.id} {info.status}"))

@@ -129,7 +129,7 @@ def serve(
     sessions/create, list, get, resolve, append, append_many, move_head,
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
     compare, previews, workers, counts,
-    project, status, search_session_entries, search_chats, end, archive,
+    project, status, search_session_entries, search_chats, end, archive, unarchive,
     export, import, resume, subscribe, unsubscribe, search/deep, search/usage,
     chat/model, chat/reply, chat/stop and rpc.discover. GET / is the web UI.
     Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL (or the

@@ -142,6 +142,15 @@ export interface Methods {
     };
     result: SessionJson;
   };
+  "sessions/unarchive": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+    };
+    result: SessionJson;
+  };
   "sessions/workers": {
     params: {
       /**

@@ -20,6 +20,8 @@ interface Props {
   deepConfigured: boolean;
   /** Archive a chat from its row's menu (it leaves the list; still searchable). */
   onArchive?: (id: string) => void;
+  /** Bring an archived chat back into the list, from its row's menu. */
+  onUnarchive?: (id: string) => void;
   /** Rename a chat from its row's menu (when the server can). */
   onRename?: (id: string, title: string) => Promise<void>;
 }
@@ -369,7 +371,19 @@ function arrows(list: HTMLElement | null, from: HTMLElement, by: number, scrollT
 }
 
 /** A chat row's menu: rename (in place) and archive. */
-function RowMenu({ chat, onArchive, onRename, tabbable }: { chat: SessionJson; onArchive?: (id: string) => void; onRename?: (id: string, title: string) => Promise<void>; tabbable: boolean }) {
+function RowMenu({
+  chat,
+  onArchive,
+  onUnarchive,
+  onRename,
+  tabbable,
+}: {
+  chat: SessionJson;
+  onArchive?: (id: string) => void;
+  onUnarchive?: (id: string) => void;
+  onRename?: (id: string, title: string) => Promise<void>;
+  tabbable: boolean;
+}) {
   const [open, setOpen] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [failed, setFailed] = useState<string | null>(null);
@@ -378,7 +392,7 @@ function RowMenu({ chat, onArchive, onRename, tabbable }: { chat: SessionJson; o
   useEffect(() => {
     if (open) first.current?.focus();
   }, [open]);
-  if (!onArchive && !onRename) return null;
+  if (!onArchive && !onUnarchive && !onRename) return null;
   if (renaming !== null) {
     const save = () => {
       const title = renaming.trim();
@@ -447,13 +461,25 @@ function RowMenu({ chat, onArchive, onRename, tabbable }: { chat: SessionJson; o
               Archive
             </button>
           ) : null}
+          {onUnarchive && chat.status === "archived" ? (
+            <button
+              role="menuitem"
+              ref={onRename ? undefined : first}
+              onClick={() => {
+                setOpen(false);
+                onUnarchive(chat.id);
+              }}
+            >
+              Unarchive
+            </button>
+          ) : null}
         </span>
       ) : null}
     </span>
   );
 }
 
-export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, searchRef, search, deepConfigured, onArchive, onRename }: Props) {
+export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, searchRef, search, deepConfigured, onArchive, onUnarchive, onRename }: Props) {
   const { result, current, error, deep, runDeep } = useChatSearch(query, search);
   const [notSure, setNotSure] = useState<string | null>(null);
   const [enterWaiting, setEnterWaiting] = useState(false);
@@ -695,7 +721,7 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
                           onKeyDown={(e) => listArrow(e, item.index)}
                           counts={counts.get(row.chat.id)}
                         />
-                        <RowMenu chat={row.chat} onArchive={onArchive} onRename={onRename} tabbable={item.index === tabIndexRow} />
+                        <RowMenu chat={row.chat} onArchive={onArchive} onUnarchive={onUnarchive} onRename={onRename} tabbable={item.index === tabIndexRow} />
                       </div>
                     )}
                   </li>

@@ -1,4 +1,5 @@
-"""`sessions/*` methods about whole sessions: create, list, get, counts, resolve, end, archive."""
+"""`sessions/*` methods about whole sessions: create, list, get, counts, resolve, end,
+archive, unarchive."""
 
 from __future__ import annotations
 
@@ -121,6 +122,18 @@ def end(call: Call, p: SessionParams) -> Json:
 def archive(call: Call, p: SessionParams) -> Json:
     """Mark the session archived (it stays searchable and readable)."""
     return _set_status(call, p.session_id, "archived")
+
+
+@group.method("sessions/unarchive", SessionParams, SessionInfo, "write")
+def unarchive(call: Call, p: SessionParams) -> Json:
+    """Bring an archived session back to the list (active again); a session that is not
+    archived is returned as it is."""
+    before = call.forest.session(p.session_id).status
+    info = call.forest.unarchive(p.session_id)
+    if info.status != before:
+        call.server.statuses.set(p.session_id, info.status)
+        call.changed(Change(p.session_id, "status", info.head, info.status))
+    return info.to_json()
 
 
 def _set_status(call: Call, session_id: str, status: str) -> Json:
