@@ -32,7 +32,7 @@ from .forest_follow import FollowFacade
 from .forest_models import ModelFacade
 from .forest_trees import suggesting
 from .gitstamp import STAMP_SECONDS
-from .ids import Clock, id_problem, new_id, title_text, utc_now
+from .ids import MAX_TITLE, Clock, id_problem, new_id, title_text, utc_now
 from .model import (
     CURRENT_SCHEMA_VERSION,
     Backlog,
@@ -290,6 +290,24 @@ class Forest(FollowFacade, ModelFacade):
         """Bring an archived session back (active again); any other status stays as it is."""
         if self._store.session(session_id).status == SessionStatus.ARCHIVED:
             self._store.set_status(session_id, SessionStatus.ACTIVE)
+        return self._store.session(session_id)
+
+    @suggesting
+    def rename(self, session_id: str, title: str) -> SessionInfo:
+        """Give the session the user's own title; an import of its source keeps it.
+
+        The title is stored as `ids.title_text` folds it (one line); InvalidArgument
+        when nothing is left of it or it is longer than MAX_TITLE characters (a
+        title the user typed is refused, not cut as an importer's is).
+        """
+        if len(title) > MAX_TITLE:
+            raise InvalidArgument(
+                "title", f"{len(title)} characters; a title holds at most {MAX_TITLE}"
+            )
+        folded = title_text(title)
+        if not folded:
+            raise InvalidArgument("title", "empty (nothing but spaces and control characters)")
+        self._store.rename(session_id, folded)
         return self._store.session(session_id)
 
     @suggesting

@@ -263,7 +263,7 @@ class ChangeJson(TypedDict):
     epoch: str
     seq: int
     session_id: str
-    change: str  # created | appended | head_moved | status | imported
+    change: str  # created | appended | head_moved | status | imported | renamed
     head: str | None
     status: str
     entry_ids: list[str] | None

@@ -61,6 +61,23 @@ def test_hidden_sessions_are_listed_only_with_all(forest: ForestCli) -> None:
     assert {s["id"] for s in forest.json("sessions", "--all")} == {shown, hidden}
 
 
+def test_rename_gives_a_chat_the_users_title_by_a_prefix_of_its_id(forest: ForestCli) -> None:
+    sid = forest.ok("new", "--title", "Fix the lock").strip()
+    assert forest.ok("rename", sid[:10], "WAL, not the lock") == f"{sid} WAL, not the lock\n"
+    assert forest.ok("sessions").splitlines()[1].endswith("WAL, not the lock")
+    info = forest.json("rename", sid, "Once more")
+    assert (info["id"], info["title"]) == (sid, "Once more")
+
+
+def test_rename_refuses_an_empty_or_long_title_and_an_unknown_chat(forest: ForestCli) -> None:
+    sid = forest.ok("new", "--title", "kept").strip()
+    assert "invalid title: empty" in forest.fail(1, "rename", sid, "   ")
+    too_long = forest.fail(1, "rename", sid, "x" * 201)
+    assert "201 characters; a title holds at most 200" in too_long
+    assert "unknown session: 01nosuch" in forest.fail(3, "rename", "01nosuch", "t")
+    assert forest.json("sessions")[0]["title"] == "kept"
+
+
 def test_plain_table_aligns_columns_and_keeps_titles_whole(tmp_path: Path) -> None:
     with Store.open(tmp_path / "t.db") as store:
         store.create_session("a short one", harness="x")
@@ -80,6 +97,7 @@ def test_help_lists_every_command() -> None:
     for name in (
         "new",
         "sessions",
+        "rename",
         "append",
         "seek",
         "checkpoint",

@@ -133,6 +133,9 @@ def test_every_method_answers_what_it_publishes(
     )
     assert handed["entry_id"] == mark["id"] and handed["argv"] == ["codex", "resume", handed["id"]]
     assert Path(handed["path"]).is_relative_to(tmp_path / "codex-home") and handed["turns"] == 2
+    renamed = call(http, "sessions/rename", {"session_id": sid, "title": "WAL and the lock"})
+    assert (renamed["id"], renamed["title"]) == (sid, "WAL and the lock")
+    assert call(http, "sessions/get", {"session_id": sid})["title"] == "WAL and the lock"
     assert call(http, "sessions/end", {"session_id": sid})["status"] == "ended"
     assert call(http, "sessions/archive", {"session_id": sid})["status"] == "archived"
     assert call(http, "sessions/unarchive", {"session_id": sid})["status"] == "active"
@@ -184,6 +187,21 @@ def test_application_errors_carry_family_code_type_and_fields(http: httpx.Client
     assert outside["code"] == codes[InvalidInput] and "import roots" in outside["message"]
     delta = error_of(http, "sessions/append", [sid, "assistant.message.delta", {}])
     assert delta["data"]["type"] == "DeltaRefused"
+
+
+def test_a_rename_is_refused_naming_what_was_wrong(http: httpx.Client) -> None:
+    codes = {cls: fam.rpc_code for cls, fam in FAMILIES.items()}
+    sid = call(http, "sessions/create", {"title": "kept"})["id"]
+    empty = error_of(http, "sessions/rename", {"session_id": sid, "title": " \n "})
+    assert empty["code"] == codes[InvalidInput]
+    assert (empty["data"]["type"], empty["data"]["argument"]) == ("InvalidArgument", "title")
+    assert "empty" in empty["message"]
+    long = error_of(http, "sessions/rename", {"session_id": sid, "title": "x" * 201})
+    assert long["code"] == codes[InvalidInput] and "201 characters" in long["message"]
+    assert "at most 200" in long["message"]
+    missing = error_of(http, "sessions/rename", {"session_id": "01nosuchsession", "title": "t"})
+    assert missing["code"] == codes[NotFound] and missing["data"]["session_id"] == "01nosuchsession"
+    assert call(http, "sessions/get", {"session_id": sid})["title"] == "kept"
 
 
 def test_unavailable_and_damaged_codes(tmp_path: Path) -> None:

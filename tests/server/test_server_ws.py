@@ -87,6 +87,21 @@ def test_subscribers_get_every_change_once_in_order(server: Running, http: httpx
         assert everything.wait(9)[-1]["params"]["seq"] == 9
 
 
+def test_a_rename_is_announced_to_the_chats_subscribers(
+    server: Running, http: httpx.Client
+) -> None:
+    sid = call(http, "sessions/create", {"title": "before"})["id"]
+    head = _append(http, sid)[0]
+    with connect(server.ws) as socket:
+        peer = Peer(socket)
+        peer.call("sessions/subscribe", {"session_id": sid})
+        call(http, "sessions/rename", {"session_id": sid, "title": "after"})
+        [note] = [n["params"] for n in peer.wait(1)]
+    assert (note["session_id"], note["change"], note["head"]) == (sid, "renamed", head)
+    assert note["status"] == "active" and note["entry_ids"] == []
+    assert call(http, "sessions/get", [sid])["title"] == "after"
+
+
 def test_reconnect_replays_what_was_missed(server: Running, http: httpx.Client) -> None:
     sid = call(http, "sessions/create")["id"]
     with connect(server.ws) as socket:

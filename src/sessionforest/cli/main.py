@@ -26,6 +26,7 @@ COMMANDS = {
     "new": "sessions:new",
     "sessions": "sessions:sessions",
     "bind": "sessions:bind",
+    "rename": "sessions:rename",
     "append": "entries:append",
     "seek": "entries:seek",
     "checkpoint": "entries:checkpoint",

@@ -129,7 +129,8 @@ def serve(
     sessions/create, list, get, resolve, append, append_many, move_head,
     checkpoint, seek_checkpoint, entry, entries, log, forest_snapshot,
     compare, previews, workers, counts,
-    project, status, search_session_entries, search_chats, end, archive, unarchive,
+    project, status, search_session_entries, search_chats, rename, end, archive,
+    unarchive,
     export, import, resume, subscribe, unsubscribe, search/deep, search/usage,
     chat/model, chat/reply, chat/stop and rpc.discover. GET / is the web UI.
     Deep search's model comes from FOREST_PROVIDER / FOREST_MODEL (or the

@@ -1,5 +1,5 @@
 """Session commands: `forest new` creates a session, `forest sessions` lists them,
-`forest bind` gives one a directory to stamp.
+`forest rename` gives one the user's own title, `forest bind` a directory to stamp.
 
 The listing is plain aligned columns rather than a rich table: rich cuts ids
 (the thing users copy) to fit the terminal, and a pipe gets no box drawing.
@@ -56,6 +56,27 @@ def new(state: State, title: str, harness: str, cwd: Path | None, as_json: bool)
         emit_json(state.forest.session(sid).to_json())
     else:
         click.echo(sid)
+
+
+@click.command()
+@click.argument("session")
+@click.argument("title")
+@json_option
+@pass_state
+def rename(state: State, session: str, title: str, as_json: bool) -> None:
+    """Give SESSION your own TITLE; prints `ID TITLE` (--json: the session as listed).
+
+    The title is yours: importing the chat's source again (`forest import`,
+    the watcher) keeps it instead of the harness's title or first request.
+    It is one line of at most 200 characters and shows wherever titles do
+    (`forest sessions`, `forest find`, the web UI).
+    """
+    forest = state.forest
+    info = forest.rename(forest.resolve_session(session), title)
+    if as_json:
+        emit_json(info.to_json())
+    else:
+        click.echo(escape(f"{info.id} {info.title}"))
 
 
 @click.command()

@@ -53,7 +53,7 @@ class Change:
     """One committed change, as the writer thread saw it."""
 
     session_id: str
-    change: str  # created | appended | head_moved | status | imported
+    change: str  # created | appended | head_moved | status | imported | renamed
     head: str | None
     status: str
     entry_ids: tuple[str, ...] | None = ()

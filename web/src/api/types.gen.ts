@@ -124,6 +124,16 @@ export interface Methods {
     };
     result: ResolvedJson;
   };
+  "sessions/rename": {
+    params: {
+      /**
+       * an exact id
+       */
+      session_id: string;
+      title: string;
+    };
+    result: SessionJson;
+  };
   "sessions/end": {
     params: {
       /**
@@ -1620,6 +1630,17 @@ export interface RecallParams {
    * an exact id
    */
   session_id: string;
+}
+/**
+ * This interface was referenced by `Methods`'s JSON-Schema
+ * via the `definition` "RenameParams".
+ */
+export interface RenameParams {
+  /**
+   * an exact id
+   */
+  session_id: string;
+  title: string;
 }
 /**
  * This interface was referenced by `Methods`'s JSON-Schema

@@ -1,5 +1,5 @@
-"""`sessions/*` methods about whole sessions: create, list, get, counts, resolve, end,
-archive, unarchive."""
+"""`sessions/*` methods about whole sessions: create, list, get, counts, resolve, rename,
+end, archive, unarchive."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
+from ...ids import MAX_TITLE
 from ...model import SessionInfo
 from ...wire import ChatCounts, Json, Resolved, SessionsPage, Workers
 from ..changes import Change
@@ -110,6 +111,22 @@ def resolve(call: Call, p: ResolveParams) -> Json:
     sid = call.forest.resolve_session(p.session)
     entry = call.forest.resolve_entry(sid, p.entry) if p.entry is not None else None
     return Resolved(sid, entry).to_json()
+
+
+class RenameParams(Params):
+    session_id: Id
+    # Longer ones are refused with the length named (Forest.rename), not by the schema alone.
+    title: Annotated[str, Meta(max_length=4 * MAX_TITLE)]
+
+
+@group.method("sessions/rename", RenameParams, SessionInfo, "write")
+def rename(call: Call, p: RenameParams) -> Json:
+    """Give the session the user's own title (one line, at most 200 characters; not
+    empty): an import of its source keeps it. Answers the session as listed and
+    notifies `sessions/changed` with `change` = "renamed"."""
+    info = call.forest.rename(p.session_id, p.title)
+    call.changed(Change(p.session_id, "renamed", info.head, info.status))
+    return info.to_json()
 
 
 @group.method("sessions/end", SessionParams, SessionInfo, "write")

@@ -77,6 +77,11 @@ class Store(Protocol):
 
     def set_status(self, session_id: str, status: str) -> None: ...
 
+    def rename(self, session_id: str, title: str) -> None:
+        """Set the user's own title (already folded by `ids.title_text`) and mark it
+        theirs: `BulkStore.bulk_chat` keeps it when the chat's source is imported again."""
+        ...
+
     def bind(self, session_id: str, directory: str) -> None:
         """Set the bound directory; SessionBound if it is bound to another one."""
         ...

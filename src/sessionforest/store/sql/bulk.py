@@ -49,7 +49,7 @@ NO_LIMIT = (1 << 63) - 1  # the largest sequence either backend holds
 CHAT_STATE = """
 SELECT s.quarantine, s.source_format, s.source_id, s.title, s.summary, s.git_branch,
        s.source_path, (SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id),
-       s.created_at, s.git_commit, s.git_repository, s.origin_project
+       s.created_at, s.git_commit, s.git_repository, s.origin_project, s.renamed
 FROM sessions s WHERE s.id = ?
 """
 UPDATE_CHAT = """
@@ -304,8 +304,9 @@ class SQLBulk(Generic[C, W]):
                 given if given is not None else kept
                 for given, kept in zip(spec.provenance, stored, strict=True)
             )
-            described = (title_text(writer.title), writer.summary, writer.git_branch,
-                         spec.source_path, *provenance)  # fmt: skip
+            # A title the user set (Store.rename) outlives every import of the source.
+            title = state[3] if state is not None and state[12] else title_text(writer.title)
+            described = (title, writer.summary, writer.git_branch, spec.source_path, *provenance)
             if state is None or described != (*state[3:7], *stored):
                 conn.execute(self._q.update_chat, (*described, spec.id))
         writer.result = ChatResult(

@@ -149,6 +149,7 @@ class Statements:
             for where in ("", TOP_LEVEL)
         }
         self.set_status = d.sql("UPDATE sessions SET status = ? WHERE id = ?")
+        self.rename = d.sql("UPDATE sessions SET title = ?, renamed = ? WHERE id = ?")
         self.cwd = d.sql("SELECT cwd FROM sessions WHERE id = ?")
         self.set_cwd = d.sql("UPDATE sessions SET cwd = ? WHERE id = ?")
         self.by_sequence = d.sql(BY_SEQUENCE)
@@ -286,6 +287,11 @@ class SQLStore(Generic[C]):
         with self._db.write() as conn:
             done = conn.execute(self._q.set_status, (status, session_id))
             if not done.rowcount:
+                raise UnknownSession(session_id)
+
+    def rename(self, session_id: str, title: str) -> None:
+        with self._db.write() as conn:
+            if not conn.execute(self._q.rename, (title, True, session_id)).rowcount:
                 raise UnknownSession(session_id)
 
     def bind(self, session_id: str, directory: str) -> None:

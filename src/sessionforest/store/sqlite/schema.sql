@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 26;
+PRAGMA user_version = 27;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -31,6 +31,7 @@ PRAGMA user_version = 26;
 -- migration session_provenance
 -- migration handoffs
 -- migration search_tool_text
+-- migration session_renamed
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -546,7 +547,7 @@ CREATE TABLE sessions (
             harness TEXT NOT NULL DEFAULT '',
             cwd TEXT,
             created_at TEXT NOT NULL
-        , status TEXT NOT NULL DEFAULT 'active', visibility TEXT NOT NULL DEFAULT 'top-level', quarantine TEXT, source_format TEXT, source_path TEXT, source_id TEXT, summary TEXT, git_branch TEXT, origin_cwd TEXT, git_commit TEXT, git_repository TEXT, origin_project TEXT);
+        , status TEXT NOT NULL DEFAULT 'active', visibility TEXT NOT NULL DEFAULT 'top-level', quarantine TEXT, source_format TEXT, source_path TEXT, source_id TEXT, summary TEXT, git_branch TEXT, origin_cwd TEXT, git_commit TEXT, git_repository TEXT, origin_project TEXT, renamed INTEGER NOT NULL DEFAULT 0);
 
 -- index sessions_source on sessions
 CREATE INDEX sessions_source ON sessions(source_format, source_id);
