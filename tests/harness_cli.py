@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +200,12 @@ class RealCLI:
         }
         return sorted(self.home.glob(patterns[self.name]))
 
+    def tui(self) -> CodexTUI:
+        """Codex's interactive TUI in a pseudo-terminal (what a rewind needs)."""
+        if self.name != "codex":
+            raise ValueError("only Codex's TUI is driven here")
+        return CodexTUI(self)
+
     # --- per CLI -----------------------------------------------------------------
 
     def _environment(self) -> dict[str, str]:
@@ -346,3 +354,102 @@ class RealCLI:
         elif resume:
             args.append(f"--resume={resume}")
         return [*args, "--allow-all-tools", "-p", prompt]
+
+
+# What a terminal answers the TUI's start-up queries with (cursor position, device
+# attributes, keyboard flags, colours): unanswered, crossterm waits, then fails.
+_ANSWERS = {
+    "\x1b[6n": "\x1b[1;1R",
+    "\x1b[c": "\x1b[?62;c",
+    "\x1b[?u": "\x1b[?0u",
+    "\x1b]10;?": "\x1b]10;rgb:ffff/ffff/ffff\x1b\\",
+    "\x1b]11;?": "\x1b]11;rgb:0000/0000/0000\x1b\\",
+}
+
+
+class CodexTUI:
+    """`codex` (the interactive TUI) in a pseudo-terminal, driven by keys: `ask` sends a
+    prompt and waits for its turn to be recorded, `rewind(back)` is Esc Esc, `back`
+    prompts to the left, Enter (the rewind Codex 0.171 writes as a new segment file).
+
+    Waits are on what Codex writes (a turn's `task_complete`, a new rollout file), never
+    on the screen. The managed app-server daemon is off (`daemon_auto_start`), so
+    nothing outlives `close`."""
+
+    def __init__(self, cli: RealCLI) -> None:
+        import pexpect
+
+        self.cli = cli
+        config = cli.home / ".codex" / "config.toml"
+        tables = f'\n[features]\ndaemon_auto_start = false\n\n[projects."{cli.cwd}"]\n'
+        config.write_text(config.read_text() + tables + 'trust_level = "trusted"\n')
+        env = dict(cli.env) | {"TERM": "xterm-256color"}
+        env.pop("NO_COLOR", None)
+        self._timeout = pexpect.TIMEOUT
+        self._eof = pexpect.EOF
+        self.child = pexpect.spawn(
+            str(binary("codex")),
+            ["--dangerously-bypass-approvals-and-sandbox"],
+            cwd=str(cli.cwd),
+            env=env,
+            dimensions=(40, 120),
+            encoding="utf-8",
+            codec_errors="replace",
+        )
+        self.screen: list[str] = []
+        self._pump(3)
+
+    def _pump(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and self.child.isalive():
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.2)
+            except self._timeout:
+                continue
+            except self._eof:
+                return
+            self.screen.append(data)
+            for query, answer in _ANSWERS.items():
+                if query in data:
+                    self.child.send(answer)
+
+    def _until(self, done: Any, what: str, seconds: float = 90) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self._pump(0.3)
+            if done():
+                self._pump(0.5)
+                return
+        tail = re.sub(r"\x1b\[[0-9;?>=$]*[A-Za-z]", " ", "".join(self.screen))[-2000:]
+        raise AssertionError(f"codex TUI: {what} did not happen\n--- screen\n{tail}")
+
+    def _completed(self) -> int:
+        return sum(p.read_text().count('"type":"task_complete"') for p in self.cli.transcripts())
+
+    def ask(self, prompt: str) -> None:
+        before = self._completed()
+        self.child.sendcontrol("u")  # what a rewind put back in the composer
+        self._pump(0.3)
+        self.child.send(prompt)
+        self._pump(0.5)
+        self.child.send("\r")
+        self._until(lambda: self._completed() > before, f"the turn {prompt!r}")
+
+    def rewind(self, back: int = 0) -> None:
+        files = len(self.cli.transcripts())
+        self.child.send("\x1b")
+        self._pump(0.4)
+        self.child.send("\x1b")
+        self._pump(1)
+        for _ in range(back):
+            self.child.send("\x1b[D")
+            self._pump(0.7)
+        self.child.send("\r")
+        self._until(lambda: len(self.cli.transcripts()) > files, "the rewind")
+
+    def close(self) -> None:
+        for _ in range(2):
+            if self.child.isalive():
+                self.child.sendcontrol("c")
+                self._pump(1)
+        self.child.close(force=True)

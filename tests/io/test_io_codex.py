@@ -312,3 +312,176 @@ def test_a_real_codex_run_imports_every_turn_tool_pair_and_time(
     assert shown["origin_cwd"] == str(cli.cwd)
     assert (shown["git_branch"], shown["git_commit"]) == ("feature/provenance", commit)
     assert shown["git_repository"] == remote
+
+
+def _rollout(path: Path, records: list[dict[str, Any]], first: int = 0) -> list[int]:
+    """Write `records` as Codex 0.171 does (each with its ordinal, from `first`); returns
+    the byte offset where each line ends."""
+    ends, size, lines = [], 0, []
+    for ordinal, record in enumerate(records, first):
+        line = json.dumps({"timestamp": record["timestamp"], "ordinal": ordinal} | record) + "\n"
+        size += len(line.encode())
+        lines.append(line)
+        ends.append(size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines))
+    return ends
+
+
+def _turn(n: int, words: str, second: int) -> list[dict[str, Any]]:
+    """One 0.171 turn: the events around it, and its messages (with ids, as 0.171 gives)."""
+    done = {"type": "task_complete", "turn_id": f"turn-{n}"}
+    return [
+        _line("event_msg", {"type": "task_started", "turn_id": f"turn-{n}"}, second),
+        _msg("user", words, second) | {"id": f"u{n}"},
+        _msg("assistant", f"answer to {words}", second + 1) | {"id": f"a{n}"},
+        _line("event_msg", done, second + 1),
+    ]
+
+
+def _segment_meta(thread: str, base: str | None, ordinal: int, offset: int) -> dict[str, Any]:
+    meta = _meta(thread)
+    if base is not None:
+        meta["payload"]["history_base"] = {
+            "thread_id": base,
+            "end_ordinal_exclusive": ordinal,
+            "end_byte_offset": offset,
+        }
+    return meta
+
+
+def _said(forest: Forest, sid: str) -> dict[str, Any]:
+    return {
+        e.payload["content"][0]["text"]: e
+        for e in forest.entries(sid)
+        if e.kind in ("user.message", "assistant.message")
+    }
+
+
+def test_a_tui_rewind_segment_branches_from_the_kept_history(
+    forest: Forest, tmp_path: Path
+) -> None:
+    """Codex 0.171's TUI rewind, in the shapes it writes (recorded from the real TUI, see
+    the real-CLI test below): the thread's file stays; each rewind writes
+    `rollout-<ts>-<thread>_<segment>.jsonl` with the same thread id and a `history_base`
+    naming the file (by the id its name ends with) and where its kept history ends."""
+    day = tmp_path / "sessions" / "2026" / "03" / "01"
+    thread = "t-0171"
+    original = day / f"rollout-2026-03-01T10-00-00-{thread}.jsonl"
+    head = [_meta(thread)]
+    ends = _rollout(original, [*head, *_turn(1, "q1", 1), *_turn(2, "q2", 3), *_turn(3, "q3", 5)])
+    # rewind 1: back to q3 (the kept history ends before q3's turn: 1 + 4 + 4 records)
+    seg1 = day / f"rollout-2026-03-01T10-01-00-{thread}_s1.jsonl"
+    kept = 1 + 4 + 4
+    seg1_ends = _rollout(
+        seg1,
+        [_segment_meta(thread, thread, kept, ends[kept - 1]), *_turn(4, "q3b", 10),
+         *_turn(5, "q4b", 12)],
+        first=kept,
+    )  # fmt: skip
+    # rewind 2, in the segment: back to q4b (kept: segment 1 up to q4b's turn)
+    kept2 = kept + 1 + 4
+    seg2 = day / f"rollout-2026-03-01T10-02-00-{thread}_s2.jsonl"
+    _rollout(
+        seg2,
+        [_segment_meta(thread, "s1", kept2, seg1_ends[kept2 - kept - 1]), *_turn(6, "q4c", 20)],
+        first=kept2,
+    )
+    # rewind 3, from segment 2 to before the segment began: back to q2 in the original
+    seg3 = day.parent / "02" / f"rollout-2026-03-02T09-00-00-{thread}_s3.jsonl"
+    _rollout(seg3, [_segment_meta(thread, thread, 5, ends[4]), *_turn(7, "q2d", 30)], first=5)
+
+    report = forest.import_chats("codex", tmp_path / "sessions")
+    assert report.ok, [str(f) for f in report.failed]
+    sid = Ids("codex", thread).session
+    assert {c.session_id for c in report.chats} == {sid}  # every segment is the one chat
+    said = _said(forest, sid)
+    texts = Counter(
+        e.payload["content"][0]["text"]
+        for e in forest.entries(sid)
+        if e.kind in ("user.message", "assistant.message")
+    )
+    assert set(texts.values()) == {1}  # the kept history once: no repeated prefix
+    parent = {words: said[words].parent_id for words in said}
+    assert parent["q3"] == parent["q3b"] == said["answer to q2"].id
+    assert parent["q4b"] == parent["q4c"] == said["answer to q3b"].id
+    assert parent["q2"] == parent["q2d"] == said["answer to q1"].id
+    path = [
+        e.payload["content"][0]["text"]
+        for e in forest.active_path(sid)
+        if e.kind in ("user.message", "assistant.message")
+    ]
+    assert path == ["q1", "answer to q1", "q2d", "answer to q2d"]  # the newest segment
+    info = forest.session(sid)
+    assert info.source_path == str(original) and info.title == "q1"
+    again = forest.import_chats("codex", tmp_path / "sessions")
+    assert again.ok and again.entries == 0
+
+
+def test_a_rewind_to_the_first_prompt_and_a_lost_base(forest: Forest, tmp_path: Path) -> None:
+    """A rewind to the first prompt writes a segment with no history_base (a fresh start
+    of the same thread): a new root in the chat. A segment whose base file is gone says
+    so and imports its own turns."""
+    day = tmp_path / "sessions" / "2026" / "03" / "01"
+    original = day / "rollout-2026-03-01T10-00-00-t.jsonl"
+    _rollout(original, [_meta("t"), *_turn(1, "q1", 1)])
+    _rollout(day / "rollout-2026-03-01T10-01-00-t_s1.jsonl", [_meta("t"), *_turn(2, "q1b", 5)])
+    lost = day / "rollout-2026-03-01T10-02-00-u_s9.jsonl"
+    _rollout(lost, [_segment_meta("u", "gone", 9, 999), *_turn(3, "q9", 9)], first=9)
+    report = forest.import_chats("codex", tmp_path / "sessions")
+    assert report.ok, [str(f) for f in report.failed]
+    sid = Ids("codex", "t").session
+    said = _said(forest, sid)
+    assert said["q1"].parent_id is None and said["q1b"].parent_id is None
+    assert forest.session(sid).title == "q1"
+    heads = [e.payload["content"][0]["text"] for e in forest.active_path(sid)]
+    assert heads[-1] == "answer to q1b"
+    assert any(str(lost) in n and "was not found" in n for n in report.notes)
+    assert _said(forest, Ids("codex", "u").session)["q9"].parent_id is None
+
+
+@pytest.mark.slow
+def test_a_real_codex_tui_rewind_is_a_branch(real_cli: Any, tmp_path: Path) -> None:
+    """The real Codex TUI in a pseudo-terminal: three turns, Esc Esc Enter (back to the
+    last prompt), a new turn, then a second rewind inside the new segment; each rewind
+    is a branch of the one chat from the entry before the rewound prompt."""
+    cli = real_cli("codex")
+    cli.script(*[Reply(text=f"answer {n}") for n in range(1, 7)])
+    tui = cli.tui()
+    try:
+        for words in ("question one", "question two", "question three"):
+            tui.ask(words)
+        tui.rewind()
+        tui.ask("question three, again")
+        tui.ask("question four")
+        tui.rewind()
+        tui.ask("question four, again")
+    finally:
+        tui.close()
+    files = cli.transcripts()
+    assert len(files) == 3  # the thread's file and one segment per rewind
+    metas = [json.loads(f.read_text().splitlines()[0])["payload"] for f in files]
+    assert len({m["id"] for m in metas}) == 1 and "history_base" in metas[2]
+    with Forest.open(tmp_path / "f.db") as forest:
+        report = forest.import_chats("codex", cli.home / ".codex" / "sessions")
+        assert report.ok, [str(f) for f in report.failed]
+        (sid,) = {c.session_id for c in report.chats}
+        said = _said(forest, sid)
+        entries = forest.entries(sid)
+        users = Counter(
+            e.payload["content"][0]["text"] for e in entries if e.kind == "user.message"
+        )
+        assert set(users.values()) == {1}  # the shared prefix once
+        assert said["question three"].parent_id == said["answer 2"].id
+        assert said["question three, again"].parent_id == said["answer 2"].id
+        assert said["question four"].parent_id == said["answer 4"].id
+        assert said["question four, again"].parent_id == said["answer 4"].id
+        path = [
+            e.payload["content"][0]["text"]
+            for e in forest.active_path(sid)
+            if e.kind in ("user.message", "assistant.message")
+        ]
+        assert path == ["question one", "answer 1", "question two", "answer 2",
+                        "question three, again", "answer 4", "question four, again",
+                        "answer 6"]  # fmt: skip
+        assert forest.import_chats("codex", cli.home / ".codex" / "sessions").entries == 0

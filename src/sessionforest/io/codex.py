@@ -13,7 +13,14 @@ and the other events) is kept on the chat's hidden chain of notifications.
 An entry's id hashes its record under its parent's id, so a file whose
 `session_meta` has `forked_from_id` imports into its parent's chat as a
 branch: the turns it copied from the parent are the parent's entries, and
-only what follows the fork is new. Sub-agent threads (`source.subagent`) are
+only what follows the fork is new. A TUI rewind (Esc Esc, 0.171) leaves the
+thread's file as it was and writes a new segment, `rollout-<ts>-<thread>_<segment>.jsonl`,
+with the same thread id and a `history_base {thread_id, end_ordinal_exclusive,
+end_byte_offset}` naming the file (by the id at the end of its name) and the place in
+it where the kept history ends (no base: the rewind went back to the first prompt).
+A segment imports into its thread's chat: the base is read again (entries met, not
+re-added), so what the segment says branches from the last entry before the rewind
+point. Sub-agent threads (`source.subagent`) are
 hidden worker chats linked under their parent thread's chat. `session_meta`'s
 `cwd` is the chat's origin_cwd and its `git` (branch, commit, remote) the
 chat's provenance.
@@ -67,7 +74,50 @@ def order(files: list[Path]) -> list[Path]:
 
 def _derived(path: Path) -> bool:
     meta = _meta(path)
-    return bool(meta.get("forked_from_id")) or _parent_thread(meta) is not None
+    forked = bool(meta.get("forked_from_id")) or _parent_thread(meta) is not None
+    return forked or _segment(path, meta) is not None
+
+
+def _thread_of(meta: dict[str, Any]) -> str | None:
+    return _text(meta.get("id")) or _text(meta.get("session_id"))
+
+
+def _segment(path: Path, meta: dict[str, Any]) -> str | None:
+    """The segment id of a file a TUI rewind wrote for its thread (`..-<thread>_<segment>`,
+    or a `history_base` in its session_meta), else None: the thread's own file."""
+    thread = _thread_of(meta)
+    if thread is not None and f"{thread}_" in path.stem:
+        return path.stem.split(f"{thread}_", 1)[1] or None
+    if isinstance(meta.get("history_base"), dict):
+        return _digest({k: v for k, v in meta.items() if k != "_timestamp"})
+    return None
+
+
+def _base(path: Path, meta: dict[str, Any]) -> tuple[Path, int | None, int | None] | None:
+    """The file a segment's `history_base` names (by the id its name ends with, looked for
+    under the same Codex home), with the ordinal and byte offset its kept history ends at."""
+    base = meta.get("history_base")
+    if not isinstance(base, dict) or not _text(base.get("thread_id")):
+        return None
+    name = str(base["thread_id"])
+    ordinal = base.get("end_ordinal_exclusive")
+    offset = base.get("end_byte_offset")
+    roots = [path.parent]
+    for parent in path.parents:
+        if parent.name in ("sessions", "archived_sessions"):
+            roots = [parent.parent / "sessions", parent.parent / "archived_sessions"]
+            break
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for found in sorted(root.glob(f"**/rollout-*{name}.jsonl")):
+            if found != path and found.stem.endswith((f"-{name}", f"_{name}")):
+                return (
+                    found,
+                    ordinal if isinstance(ordinal, int) else None,
+                    offset if isinstance(offset, int) else None,
+                )
+    return None
 
 
 def _meta(path: Path) -> dict[str, Any]:
@@ -112,15 +162,17 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
 
 def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cursor:
     meta = _meta(path)
-    thread = _text(meta.get("id")) or _text(meta.get("session_id")) or path.stem
+    thread = _thread_of(meta) or path.stem
     parent_thread = _parent_thread(meta)
     forked = _text(meta.get("forked_from_id"))
+    segment = _segment(path, meta)
     source_id = thread
     visibility = SessionVisibility.TOP_LEVEL
     if parent_thread is not None:
         visibility = SessionVisibility.HIDDEN
     elif forked is not None and _imported(run, forked):
         source_id = forked  # a fork is a branch of its parent's chat
+    stored = segment is not None and _imported(run, thread)
     ids = Ids(FORMAT, source_id)
     created = iso_time(meta.get("timestamp")) or iso_time(meta.get("_timestamp"))
     git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}
@@ -138,14 +190,20 @@ def follow(run: ImportRun, path: Path, notes: Notes, start: Cursor | None) -> Cu
         git_commit=_text(git.get("commit_hash")),
         git_repository=_text(git.get("repository_url")),
     )
-    if source_id != thread:
+    if source_id != thread or stored:
         spec = _as_stored(run, spec)
 
     def make(writer: ChatWriter) -> LineChat:
         chat = _Chat(writer, ids, notes, created or writer.created_at, path)
         chat.thread = thread
-        if source_id != thread:
+        chat.part = thread if segment is None else f"{thread}_{segment}"
+        if source_id != thread or stored:
             writer.continuing = True  # the parent's entries are met, not re-added
+        if stored:
+            chat.first_prompt = spec.title  # a rewind does not rename the chat
+        if segment is not None and start is None:
+            writer.continuing = True
+            chat.replay(path, meta, set())
         return chat
 
     cursor = read(run, path, notes, start, spec, make)
@@ -181,11 +239,12 @@ def _digest(value: Any) -> str:
 
 class _Chat(LineChat):
     PROVIDER = "codex"
-    KEPT = ("thread", "last_tokens", "calls")
+    KEPT = ("thread", "part", "last_tokens", "calls")
 
     def __init__(self, writer: ChatWriter, ids: Ids, notes: Notes, time: str, path: Path) -> None:
         super().__init__(writer, ids, notes, time, path)
         self.thread = ""
+        self.part = ""  # the file being read: its thread, or `<thread>_<segment>` (rewinds)
         self.last_tokens = ""  # the last token count kept (repeats are not)
         self.calls: list[list[str]] = []  # [name, call id] of flat calls awaiting a result
 
@@ -210,8 +269,57 @@ class _Chat(LineChat):
         else:  # session_meta, turn_context, world_state, token_usage_record, newer types
             self._keep(number, obj)
 
+    def replay(self, path: Path, meta: dict[str, Any], met: set[Path]) -> None:
+        """Read again the history a rewind segment at `path` keeps (its `history_base`,
+        and that file's own base before it), so the segment's records follow the entry
+        the kept history ends with; a base that is gone is noted and the segment starts
+        a new root."""
+        found = _base(path, meta)
+        if found is None:
+            if isinstance(meta.get("history_base"), dict):
+                self.notes.add(
+                    f"the history this rewind kept ({meta['history_base'].get('thread_id')}) "
+                    "was not found: its turns start a new root"
+                )
+            self.spoken = False
+            return
+        base, end_ordinal, end_offset = found
+        if base in met:
+            return  # a base naming itself again: read once
+        met.add(base)
+        base_meta = _meta(base)
+        if _segment(base, base_meta) is not None:
+            self.replay(base, base_meta, met)
+        part = self.part
+        base_segment = _segment(base, base_meta)
+        self.part = self.thread if base_segment is None else f"{self.thread}_{base_segment}"
+        try:
+            with base.open("rb") as handle:
+                reader = lines(handle)
+                for number, raw in reader:
+                    if end_offset is not None and reader.offset > end_offset:
+                        break
+                    try:
+                        obj = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        continue  # the base's own import reports it
+                    if not isinstance(obj, dict):
+                        continue
+                    ordinal = obj.get("ordinal")
+                    if (
+                        isinstance(end_ordinal, int)
+                        and isinstance(ordinal, int)
+                        and ordinal >= end_ordinal
+                    ):
+                        break
+                    self.feed(number, obj)
+        except OSError as exc:
+            self.notes.add(f"the history this rewind kept ({base}) is unreadable: {exc}")
+        self.part = part
+        self.spoken = False  # the segment is written once it has a turn of its own
+
     def _keep(self, number: int, obj: dict[str, Any]) -> None:
-        self.notify(number, obj, f"{self.thread}#{number}")
+        self.notify(number, obj, f"{self.part or self.thread}#{number}")
 
     def _say(self, number: int, item: Item, raw: Any) -> None:
         self.say(f"{self.head or ''}/{_digest(raw)}", item, number)
