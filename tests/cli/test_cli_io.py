@@ -98,3 +98,49 @@ def test_export_counts_one_entry_and_one_message_in_the_singular(
     assert f"exported 1 entry to {out}" in forest.run("export", session, "-o", str(out)).stderr
     result = forest.run("export", session, "--format", "yoagent", "-o", str(out))
     assert f"exported 1 message to {out}" in result.stderr
+
+
+DATA = Path(__file__).parents[2].parent / "shared" / "data" / "format-fixtures" / "agent-sessions"
+PROVENANCE = ("origin_cwd", "git_branch", "git_commit", "git_repository", "origin_project")
+
+
+def test_export_carries_where_the_chat_ran(
+    forest: ForestCli, fresh: ForestCli, tmp_path: Path
+) -> None:
+    """The provenance an import records (session_meta's cwd and git for Codex, the project
+    for Gemini CLI) goes into the export's header and comes back from `forest import jsonl`."""
+    forest.ok("import", "codex", str(DATA / "codex" / "small.jsonl"))
+    project = tmp_path / ".gemini" / "tmp" / "widgets" / "chats"
+    project.mkdir(parents=True)
+    gemini = project / "session-2026-03-01T10-00-abcd1234.jsonl"
+    gemini.write_bytes((DATA / "gemini" / "jsonl_v040.jsonl").read_bytes())
+    forest.ok("import", "gemini", str(gemini))
+    listed = {s["id"]: s for s in forest.json("sessions")}
+    assert any(s["git_commit"] for s in listed.values())  # the fixtures state some
+    assert any(s["origin_project"] for s in listed.values())
+    for sid, shown in listed.items():
+        exported = forest.ok("export", sid)
+        header = orjson.loads(exported.splitlines()[0])
+        assert {k: header[k] for k in PROVENANCE} == {k: shown[k] for k in PROVENANCE}
+        dump = tmp_path / f"{sid}.jsonl"
+        dump.write_text(exported, encoding="utf-8")
+        assert fresh.ok("import", "jsonl", str(dump)).strip() == sid
+        back = next(s for s in fresh.json("sessions") if s["id"] == sid)
+        assert {k: back[k] for k in PROVENANCE} == {k: shown[k] for k in PROVENANCE}
+        assert fresh.ok("export", sid) == exported
+
+
+def test_an_export_written_before_provenance_still_imports(
+    forest: ForestCli, fresh: ForestCli, tmp_path: Path
+) -> None:
+    forest.ok("import", "codex", str(DATA / "codex" / "small.jsonl"))
+    (shown,) = forest.json("sessions")
+    lines = forest.ok("export", shown["id"]).splitlines()
+    header = orjson.loads(lines[0])
+    for key in PROVENANCE[1:]:
+        del header[key]
+    dump = tmp_path / "old.jsonl"
+    dump.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    assert fresh.ok("import", "jsonl", str(dump)).strip() == shown["id"]
+    (back,) = fresh.json("sessions")
+    assert back["git_branch"] is None and back["origin_cwd"] == shown["origin_cwd"]

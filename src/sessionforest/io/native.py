@@ -1,7 +1,9 @@
 """Native JSONL: the whole tree of one session, exactly, in a portable text file.
 
 Line 1 is a `session` header (ids, title, harness, cwd, origin_cwd, status,
-visibility, head); every further line is one `entry` in sequence order with its id,
+visibility, head, and where the chat ran: git_branch, git_commit,
+git_repository, origin_project, each absent from files written before it
+existed); every further line is one `entry` in sequence order with its id,
 parent, kind, schema version, payload, visibility, time and stamp. Labels
 live in checkpoint entries. Import checks each line as it streams the file
 into `BulkStore.restore_session` (memory stays flat), which writes it all or
@@ -45,6 +47,8 @@ FORMAT_VERSION = 1  # what export writes
 FORMAT_VERSIONS = frozenset({1})  # what import reads
 SOURCE_FORMAT = "native"  # the importer's name, and the source format it records
 BATCH = 2000
+# Where the chat ran (migration 0024), in the header after origin_cwd.
+PROVENANCE = ("git_branch", "git_commit", "git_repository", "origin_project")
 
 
 def export_session(bulk: BulkStore, session_id: str, out: IO[str]) -> int:
@@ -59,6 +63,7 @@ def export_session(bulk: BulkStore, session_id: str, out: IO[str]) -> int:
         "harness": info.harness,
         "cwd": info.cwd,
         "origin_cwd": info.origin_cwd,
+        **{key: getattr(info, key) for key in PROVENANCE},
         "status": info.status,
         "visibility": info.visibility,
         "created_at": info.created_at,
@@ -168,14 +173,20 @@ def _header(raw: bytes) -> StoredSession:
         if "origin_cwd" in header
         else None  # absent from files written before it existed
     )
+    provenance = {
+        key: _require(header, key, (str, type(None)), "header")
+        for key in PROVENANCE
+        if key in header  # absent from files written before it existed
+    }
     status = _choice(header, "status", "header", SessionStatus, SessionStatus.ACTIVE)
     visibility = _choice(
         header, "visibility", "header", SessionVisibility, SessionVisibility.TOP_LEVEL
     )
     # The file does not say when the head last moved: when the session began.
     return StoredSession(
-        sid, title, harness, cwd, created, status, visibility, head, created, origin
-    )
+        sid, title, harness, cwd, created, status, visibility, head, created, origin,
+        **provenance,
+    )  # fmt: skip
 
 
 def _entry_row(obj: Any, sid: str, expected_seq: int) -> StoredEntry:
