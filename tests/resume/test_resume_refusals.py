@@ -5,6 +5,7 @@ command's own output (the text, `--json`, exit codes)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,78 @@ def test_the_command_prints_the_command_and_json(tmp_path: Path) -> None:
     assert missing.exit_code == 3 and "nosuch" in missing.output
     bad = runner.invoke(cli, ["--db", str(db), "resume", sid, "--to", "aider"], env=env)
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("target", ["claude-code", "codex", "gemini"])
+def test_a_cwd_that_is_no_directory_is_refused_by_name(
+    forest: Forest, tmp_path: Path, target: str
+) -> None:
+    sid, _ = branched_chat(forest)
+    home = tmp_path / "h"
+    missing = tmp_path / "no" / "such" / "dir"
+    with pytest.raises(ResumeRefused, match=f"--cwd {missing}: does not exist"):
+        resume(forest, sid, to=target, cwd=str(missing), env=_env(home))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory")
+    with pytest.raises(ResumeRefused, match=f"--cwd {a_file}: is not a directory"):
+        resume(forest, sid, to=target, cwd=str(a_file), env=_env(home))
+    _nothing_written(home)
+    assert forest.handoffs(sid) == []
+    assert not missing.exists()
+
+
+def _ran_in(tmp_path: Path, cwd: str) -> Path:
+    """A store holding one Codex chat that ran in `cwd` (its session_meta says so)."""
+    rollout = tmp_path / "rollout-2026-03-01T10-00-00-t.jsonl"
+    meta = {"id": "t", "cwd": cwd, "cli_version": "0.171.0", "source": "cli"}
+    lines = [
+        {"timestamp": "2026-03-01T10:00:00Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-03-01T10:00:01Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}},
+        {"timestamp": "2026-03-01T10:00:02Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "hello"}]}},
+    ]  # fmt: skip
+    rollout.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = tmp_path / "forest.db"
+    with Forest.open(db) as f:
+        assert f.import_chats("codex", rollout).ok
+    return db
+
+
+def test_a_recorded_cwd_gone_from_this_machine_falls_back_here_and_says_so(
+    tmp_path: Path,
+) -> None:
+    gone = "/nonexistent/where/the/chat/ran"
+    db = _ran_in(tmp_path, gone)
+    here = tmp_path / "here"
+    here.mkdir()
+    home = tmp_path / "h"
+    with Forest.open(db) as f:
+        (sid,) = [s.id for s in f.sessions()]
+        done = resume(f, sid, to="codex", env=_env(home), here=str(here))
+    assert done["cwd"] == str(here)
+    (note,) = done["notes"]
+    assert gone in note and str(here) in note and "--cwd" in note
+    assert json.loads(Path(done["path"]).read_text().splitlines()[0])["payload"]["cwd"] == str(here)
+    # the command line: the note in --json and as a line of the text
+    env = _env(home) | {"FOREST_SEMANTIC": "off"}
+    runner = CliRunner()
+    args = ["--db", str(db), "resume", sid, "--to", "claude-code"]
+    shown = runner.invoke(cli, [*args, "--json"], env=env)
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.output)
+    assert doc["cwd"] == os.getcwd() and gone in doc["notes"][0]
+    text = runner.invoke(cli, args, env=env)
+    assert text.exit_code == 0, text.output
+    assert f"Note: the chat ran in {gone}" in text.output
+
+
+def test_a_recorded_cwd_that_exists_is_used_without_a_note(tmp_path: Path) -> None:
+    there = tmp_path / "there"
+    there.mkdir()
+    db = _ran_in(tmp_path, str(there))
+    with Forest.open(db) as f:
+        (sid,) = [s.id for s in f.sessions()]
+        done = resume(f, sid, to="gemini", env=_env(tmp_path / "h"), here=str(tmp_path))
+    assert done["cwd"] == str(there) and done["notes"] == []

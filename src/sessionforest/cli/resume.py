@@ -30,7 +30,8 @@ from .common import State, emit_json, json_option, pass_state
     "cwd",
     type=click.Path(file_okay=False),
     default=None,
-    help="Directory the harness runs in (default: the chat's own, else here).",
+    help="Directory the harness runs in; it must exist (default: the chat's own when it "
+    "is on this machine, else here, and the output says so).",
 )
 @click.option(
     "--any-version",
@@ -64,5 +65,7 @@ def resume(
     click.echo(f"Wrote {escape(done['path'])} ({said}, {target} {escape(done['version'])})")
     for line in done["folded"]:
         click.echo(f"  {escape(line)}")
+    for line in done["notes"]:
+        click.echo(f"Note: {escape(line)}")
     click.echo("Continue with:")
     click.echo(f"  {escape(done['command'])}")

@@ -48,6 +48,7 @@ class Resumed(TypedDict):
     installed: str | None  # the installed CLI's version (None: not on PATH)
     turns: int  # messages written
     folded: list[str]  # what was folded into text or left out, counted
+    notes: list[str]  # what the hand-off chose for the user (a working directory not found)
 
 
 def resume(
@@ -82,7 +83,7 @@ def resume(
     if forest.readonly_why is not None:
         raise ResumeRefused(to, f"store {forest.location}", f"read-only ({forest.readonly_why})")
     info = forest.session(session_id)
-    directory = os.path.abspath(cwd or info.cwd or info.origin_cwd or here or os.getcwd())
+    directory, notes = _directory(to, cwd, info.cwd or info.origin_cwd, here)
     installed = versions.check(to, env, any_version=any_version)
     path = forest.path_to(session_id, entry_id)
     folded = Folded()
@@ -120,4 +121,28 @@ def resume(
         installed=installed.version,
         turns=len(messages),
         folded=folded.lines(),
+        notes=notes,
     )
+
+
+def _directory(
+    to: str, cwd: str | None, recorded: str | None, here: str | None
+) -> tuple[str, list[str]]:
+    """Where the harness runs: `cwd` (it must be a directory), else the chat's own when
+    it is on this machine, else the current directory (and a note says so)."""
+    current = os.path.abspath(here or os.getcwd())
+    if cwd is not None:
+        directory = os.path.abspath(cwd)
+        if not os.path.isdir(directory):
+            why = "is not a directory" if os.path.exists(directory) else "does not exist"
+            raise ResumeRefused(to, f"--cwd {directory}", why)
+        return directory, []
+    if recorded is None:
+        return current, []
+    if os.path.isdir(recorded):
+        return os.path.abspath(recorded), []
+    note = (
+        f"the chat ran in {recorded}, which is not a directory on this machine: "
+        f"continuing in the current directory, {current} (--cwd chooses another)"
+    )
+    return current, [note]

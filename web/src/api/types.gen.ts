@@ -1229,6 +1229,7 @@ export interface Resumed {
   folded: string[];
   id: string;
   installed: string | null;
+  notes: string[];
   path: string;
   session_id: string;
   target: string;

@@ -83,6 +83,11 @@ export function ContinueIn({ sessionId, entryId, sequence }: { sessionId: string
             <button onClick={copy}>{copied === "yes" ? "Copied the command" : "Copy the command"}</button>
           </div>
           {copied === "failed" ? <p className="continue-error">The browser refused the clipboard: select the command and copy it.</p> : null}
+          {done.notes.map((line) => (
+            <p key={line} className="continue-note" role="note">
+              {line}
+            </p>
+          ))}
           {done.folded.length ? (
             <ul className="continue-folded" aria-label="Folded or left out">
               {done.folded.map((line) => (
