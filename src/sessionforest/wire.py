@@ -124,6 +124,11 @@ class ChatHitJson(TypedDict):
     matched_terms: list[str]
     entry_matches: int
     digest_match: bool
+    # The entry the snippet comes from, where the chat opens, and whether it is on
+    # the active branch; null when only the chat's digest (title, opening, summary) matched.
+    entry_id: str | None
+    sequence: int | None
+    active: bool | None
 
 
 class TimeWindowJson(TypedDict):

@@ -99,6 +99,9 @@ def test_tools_are_read_only_structured_and_bounded(forest: Forest) -> None:
 
             found = await call(client, "find_chats", query="database locked last month")
             assert found["chats"][0]["session_id"] == sid
+            landed = found["chats"][0]
+            entry = forest.entry(sid, landed["entry_id"])  # where the chat opens
+            assert (entry.sequence, landed["active"]) == (landed["sequence"], True)
             assert SECRET not in json.dumps(found) and "[redacted]" in json.dumps(found)
             assert (await call(client, "find_chats", query="codex div"))["chats"][0]["title"] \
                 == "css grid"  # fmt: skip

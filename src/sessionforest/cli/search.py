@@ -70,6 +70,11 @@ that talks about the words ranks above one whose tool output merely holds them.
 Code names match whole and by their parts: build_wheel, hatchling.build,
 src/app/main.py, --no-cache, and (in tool text) WheelBuilder by "Builder".
 
+Each chat found names the entry its snippet comes from ("entry 12", as `forest
+log` numbers them; `forest seek SESSION 12` moves there), marked "off the active
+branch" when a re-done turn left it on another branch; --json gives its
+`entry_id`, `sequence` and `active` (null when only the title or summary matched).
+
 -word leaves out every chat that holds the word: a single hyphen, then a word of
 two or more characters starting with a letter. "--force", "-v" and "-10" stay
 plain words; quote a hyphenated word to search for it ("-rf").

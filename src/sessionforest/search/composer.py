@@ -121,8 +121,17 @@ def _chat_lines(hits: Sequence[ChatHit], first: int = 1) -> list[str]:
         status = "" if hit.status == "active" else f"  [{hit.status}]"
         title = hit.title or "(untitled)"
         lines.append(f"  {n}. {title}{status}  {hit.harness or '-'}  {_when(hit.updated_at)}")
-        lines.append(f"     {hit.session_id}" + (f"  {hit.snippet}" if hit.snippet else ""))
+        lines.append(
+            f"     {hit.session_id}{_landing(hit)}" + (f"  {hit.snippet}" if hit.snippet else "")
+        )
     return lines
+
+
+def _landing(hit: ChatHit) -> str:
+    """Where the chat opens, as `forest log` numbers entries (`forest seek` takes it)."""
+    if hit.sequence is None:
+        return ""
+    return f"  entry {hit.sequence}" + ("" if hit.active else " (off the active branch)")
 
 
 def run_command(

@@ -60,6 +60,12 @@ class ChatHit:
     # Whole-chat evidence: its BM25F and best passage, each scaled to the best chat
     # (0: not measured).
     evidence: float = 0.0
+    # Where the chat opens: the entry the snippet comes from (its best-matching
+    # passage) and whether it is on the active branch; None when only the digest
+    # (title, opening exchange, summary) matched, or nothing was searched for.
+    entry_id: str | None = None
+    sequence: int | None = None
+    active: bool | None = None
 
     @property
     def matches(self) -> int:
@@ -78,6 +84,9 @@ class ChatHit:
             "matched_terms": list(self.matched_terms),
             "entry_matches": self.entry_matches,
             "digest_match": self.digest_match,
+            "entry_id": self.entry_id,
+            "sequence": self.sequence,
+            "active": self.active,
         }
 
 

@@ -28,7 +28,7 @@ from typing import Final
 
 from ..deadline import checkpoint
 from ..ids import parse_iso
-from ..store.base import ChatKey, ChatRow, EntryKey, SearchIndex, Term
+from ..store.base import ChatKey, ChatRow, EntryKey, Landing, SearchIndex, Term
 from .query import TimeWindow
 from .results import ChatHit
 
@@ -422,7 +422,7 @@ def _base_score(chat: Candidate, now: datetime) -> float:
     return score
 
 
-def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
+def _hit(chat: Candidate, terms: Sequence[Term], snippet: str, landing: Landing | None) -> ChatHit:
     return ChatHit(
         session_id=chat.session_id,
         title=chat.title,
@@ -436,6 +436,9 @@ def _hit(chat: Candidate, terms: Sequence[Term], snippet: str) -> ChatHit:
         entry_matches=chat.entry_matches,
         digest_match=chat.digest_rank is not None,
         evidence=chat.evidence,
+        entry_id=landing.entry_id if landing is not None else None,
+        sequence=landing.sequence if landing is not None else None,
+        active=landing.active if landing is not None else None,
     )
 
 
@@ -585,7 +588,10 @@ def hits(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) 
     out = []
     for c in chats:
         checkpoint()  # a search whose client went away stops between snippets
-        out.append(_hit(c, terms, index.snippet(c.key, c.best_entry, terms) if terms else ""))
+        snippet = index.snippet(c.key, c.best_entry, terms) if terms else ""
+        # The entry the snippet shows, where the chat opens (none: only the digest matched).
+        landing = index.landing(c.best_entry) if c.best_entry is not None else None
+        out.append(_hit(c, terms, snippet, landing))
     return out
 
 

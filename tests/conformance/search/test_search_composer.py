@@ -79,7 +79,7 @@ def test_find_card_lists_chats_found_outside_the_window(forest: Forest, make_cha
         "  no chat matched yesterday; from any time:",
     ]
     assert lines[3].startswith("  1. Kanji flashcards  codex  2026-08-21 15:00")
-    assert lines[4] == f"     {sid}  build a **kanji** deck"
+    assert lines[4] == f"     {sid}  entry 1  build a **kanji** deck"
     assert "no chats found" not in card.text
 
 

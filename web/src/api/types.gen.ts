@@ -1061,12 +1061,15 @@ export interface ChatSearchJson {
  * via the `definition` "ChatHitJson".
  */
 export interface ChatHitJson {
+  active: boolean | null;
   created_at: string;
   digest_match: boolean;
+  entry_id: string | null;
   entry_matches: number;
   harness: string;
   matched_terms: string[];
   score: number;
+  sequence: number | null;
   session_id: string;
   snippet: string;
   status: string;

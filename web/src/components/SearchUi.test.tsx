@@ -56,6 +56,9 @@ function hit(id: string, title: string, snippet: string): ChatHitJson {
     entry_matches: 1,
     matched_terms: ["weather"],
     score: 1,
+    entry_id: null,
+    sequence: null,
+    active: null,
   };
 }
 

@@ -35,11 +35,19 @@ class ChatRef(TypedDict):
     snippet: str
 
 
+class FoundChat(ChatRef):
+    # The entry the snippet comes from (read_chat's `branch` takes it) and whether it
+    # is on the active branch; null when only the title or summary matched.
+    entry_id: str | None
+    sequence: int | None
+    active: bool | None
+
+
 class FindResult(TypedDict):
     query: str
     confident: bool
     reason: str
-    chats: list[ChatRef]
+    chats: list[FoundChat]
 
 
 class ChatList(TypedDict):
@@ -133,8 +141,9 @@ def _limit(name: str, value: int, top: int) -> int:
 def find(forest: Forest, query: str, limit: int, harness: str | None) -> FindResult:
     found = forest.search_chats(query, limit=_limit("limit", limit, 50), harness=harness)
     chats = [
-        ChatRef(session_id=h.session_id, title=safe(h.title, 200)[0], harness=h.harness,
-                updated_at=h.updated_at, snippet=safe(h.snippet, SNIPPET_CHARS)[0])
+        FoundChat(session_id=h.session_id, title=safe(h.title, 200)[0], harness=h.harness,
+                  updated_at=h.updated_at, snippet=safe(h.snippet, SNIPPET_CHARS)[0],
+                  entry_id=h.entry_id, sequence=h.sequence, active=h.active)
         for h in found.hits
     ]  # fmt: skip
     return FindResult(query=query, confident=found.confident, reason=found.detail, chats=chats)

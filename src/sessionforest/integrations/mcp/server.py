@@ -80,7 +80,9 @@ def build(forest: Forest, *, allow_writes: bool = False) -> MCPServer:
 
         Words, "quoted phrases", -exclusions, time phrases ("yesterday", "last
         week", "in march") and harness names ("codex", "claude code") all work.
-        `confident` says whether the top chat is a sure answer."""
+        `confident` says whether the top chat is a sure answer; each chat names the
+        entry its snippet comes from (`entry_id`, `sequence`; read_chat with
+        `branch` = that entry opens there) and whether it is on the active branch."""
         return await _call(reading.find, forest, query, limit, harness)
 
     @server.tool(title="List recent chats", annotations=READ)

@@ -81,6 +81,15 @@ class ChatRow(NamedTuple):
     last_at: str | None
 
 
+class Landing(NamedTuple):
+    """Where a find hit opens: the entry its snippet comes from, and whether that
+    entry is on the chat's active branch (the path from the head to the root)."""
+
+    entry_id: str
+    sequence: int
+    active: bool
+
+
 @dataclass(frozen=True, slots=True)
 class EntryRow:
     """One entry of a recall hit, with its snippet (matches marked with scripts.MARK)."""
@@ -194,6 +203,10 @@ class SearchIndex(Protocol):
 
     def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
         """A short excerpt marking `terms`: of `entry` when given, else of the digest."""
+        ...
+
+    def landing(self, entry: EntryKey) -> Landing | None:
+        """The id, sequence and active-branch membership of `entry` (None: not stored)."""
         ...
 
     def session(self, session_id: str) -> SessionIndex | None:

@@ -17,7 +17,7 @@ import psycopg
 
 from ... import snippets
 from ...scripts import excerpt, spaceless
-from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Spaceless, Term
+from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Landing, Spaceless, Term
 from ..base.search import then_missing
 from .schema import TEXT_CONFIG, WORDS_OF
 
@@ -205,6 +205,12 @@ WITH RECURSIVE path(id, parent, sequence) AS (
     WHERE path.sequence > %(oldest)s AND e.sequence < path.sequence
 )
 SELECT sequence FROM path
+"""
+
+# A find hit's entry by its key: the session's id (for the walk above) and the entry's.
+LANDING = """
+SELECT s.id, e.id FROM sessions s
+JOIN session_entries e ON e.session_id = s.id AND e.sequence = %s WHERE s.num = %s
 """
 
 
@@ -435,6 +441,14 @@ class PostgresSearch:
             if any(n in field.lower() for n in needles):
                 return excerpt(field, needles)
         return ""
+
+    def landing(self, entry: EntryKey) -> Landing | None:
+        sequence = entry & SEQUENCE_MASK
+        row = self._conn.execute(LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
+        if row is None:
+            return None
+        walk = self._conn.execute(ACTIVE_SEQUENCES, {"sid": row[0], "oldest": sequence})
+        return Landing(row[1], sequence, any(r[0] == sequence for r in walk))
 
     # --- recall ---
 

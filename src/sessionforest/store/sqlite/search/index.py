@@ -16,11 +16,11 @@ from typing import Final
 import orjson
 
 from .... import snippets
-from ...base import ChatKey, ChatRow, EntryKey, Spaceless, Term
+from ...base import ChatKey, ChatRow, EntryKey, Landing, Spaceless, Term
 from ...base.search import then_missing
 from . import fts, grams
 from .grams import Grams, GramVocabulary
-from .recall import SESSION_NUM, SQLiteSessionIndex
+from .recall import ACTIVE_SEQUENCES, SESSION_NUM, SQLiteSessionIndex
 from .schema import SEQUENCE_MASK, SESSION_SHIFT
 
 # The trigram leg decides for itself whether bm25 can afford to rank a MATCH
@@ -57,6 +57,11 @@ DIGEST_RANKED = (
     "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? "
     "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank LIMIT ?"
 )
+# A find hit's entry by its key: the session's id (for the active-branch walk) and the entry's.
+LANDING = """
+SELECT s.session_id, e.id FROM search_sessions s
+JOIN session_entries e ON e.session_id = s.session_id AND e.sequence = ? WHERE s.num = ?
+"""
 # The activity span comes from search_sessions: no session_entries rows are read.
 _CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
 FROM search_sessions m JOIN sessions s ON s.id = m.session_id
@@ -260,6 +265,14 @@ class SQLiteSearch:
         if needles is not None:
             return grams.digest_excerpt(conn, chat, needles) or ""
         return ""
+
+    def landing(self, entry: EntryKey) -> Landing | None:
+        sequence = entry & SEQUENCE_MASK
+        row = self._conn.execute(LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
+        if row is None:
+            return None
+        walk = self._conn.execute(ACTIVE_SEQUENCES, {"sid": row[0], "oldest": sequence})
+        return Landing(row[1], sequence, any(r[0] == sequence for r in walk))
 
     # --- recall ---
 
