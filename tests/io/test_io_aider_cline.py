@@ -153,3 +153,59 @@ def test_cline_tasks_with_checkpoints_and_deleted_ranges(forest: Forest, tmp_pat
     assert info.created_at == "2026-01-01T00:00:00.000Z" and info.harness == "cline"
     assert info.title == "list the files"
     assert forest.import_chats("cline", tmp_path).entries == 0
+
+
+def _first_turn(folder: Path, cwd: str, where: str) -> None:
+    """Put Cline's environment details (naming `cwd`) on the first turn, in the history or
+    in the request ui_messages.json records."""
+    details = (
+        "<environment_details>\n# VSCode Visible Files\na.txt\n\n"
+        f"# Current Working Directory ({cwd}) Files\na.txt\n</environment_details>"
+    )
+    history_path = folder / "api_conversation_history.json"
+    if where == "history":
+        history = json.loads(history_path.read_text())
+        history[0]["content"].append({"type": "text", "text": details})
+        history_path.write_text(json.dumps(history))
+    else:
+        ui_path = folder / "ui_messages.json"
+        ui = json.loads(ui_path.read_text())
+        request = json.dumps({"request": f"<task>\nlist the files\n</task>\n\n{details}"})
+        ui[1]["text"] = request
+        ui_path.write_text(json.dumps(ui))
+
+
+@pytest.mark.parametrize("where", ["history", "ui"])
+def test_cline_the_working_directory_the_extension_told_the_model(
+    forest: Forest, tmp_path: Path, where: str
+) -> None:
+    folder = _task(tmp_path, "1767225600000")
+    _first_turn(folder, "/home/me/widgets", where)
+    assert forest.import_chats("cline", tmp_path).ok
+    assert forest.session(Ids("cline", "1767225600000").session).origin_cwd == "/home/me/widgets"
+
+
+def test_cline_the_working_directory_the_task_index_records(forest: Forest, tmp_path: Path) -> None:
+    """state/taskHistory.json (Cline's index of tasks) records where each task began; it
+    wins over the environment details, and a task it does not list falls back to them."""
+    folder = _task(tmp_path, "1767225600000")
+    _first_turn(folder, "/home/me/told", "history")
+    other = _task(tmp_path, "1767225700000")
+    _first_turn(other, "/home/me/other", "history")
+    state = tmp_path / "saoudrizwan.claude-dev" / "state"
+    state.mkdir()
+    index = [
+        {"id": "1767225600000", "ts": 1767225600000, "task": "list the files",
+         "cwdOnTaskInitialization": "/home/me/widgets", "shadowGitConfigWorkTree": "/x"},
+        {"id": "1767225800000", "ts": 1767225800000, "task": "not here"},
+    ]  # fmt: skip
+    (state / "taskHistory.json").write_text(json.dumps(index))
+    assert forest.import_chats("cline", tmp_path).ok
+    assert forest.session(Ids("cline", "1767225600000").session).origin_cwd == "/home/me/widgets"
+    assert forest.session(Ids("cline", "1767225700000").session).origin_cwd == "/home/me/other"
+
+
+def test_cline_no_directory_stated_is_none(forest: Forest, tmp_path: Path) -> None:
+    _task(tmp_path, "1767225600000")
+    assert forest.import_chats("cline", tmp_path).ok
+    assert forest.session(Ids("cline", "1767225600000").session).origin_cwd is None

@@ -11,6 +11,15 @@ becomes a compaction at that point, and a checkpoint hash (its hidden git
 checkpoint) a checkpoint on the entry it was taken at. `task_metadata.json`
 and anything else the UI recorded are kept as hidden notifications. Roo Code
 keeps the same layout under its own extension id.
+
+The chat's working directory (origin_cwd): the task's entry in the extension's
+index, `state/taskHistory.json` beside `tasks/` (`cwdOnTaskInitialization`,
+Roo Code's `workspace`, else the checkpoints' `shadowGitConfigWorkTree`), else
+what the extension told the model on the first turn, its `<environment_details>`
+line `# Current Working Directory (DIR) Files` (Roo Code: `Workspace`), in the
+history or in the request `ui_messages.json` records (`api_req_started`).
+`task_metadata.json` names no directory (files in context, model usage, the
+host's environment).
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ HARNESS = "cline"
 HIDDEN = "hidden"
 HISTORY = "api_conversation_history.json"
 _TASK = re.compile(r"<task>\s*(.*?)\s*</task>", re.DOTALL)
+_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \((.+?)\) Files")
+INDEX = ("state", "taskHistory.json")
+CWD_KEYS = ("cwdOnTaskInitialization", "workspace", "shadowGitConfigWorkTree")
 
 
 def accept(path: Path) -> bool:
@@ -68,7 +80,10 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
     ids = Ids(FORMAT, task)
     first_ts = next((iso_time(m.get("ts")) for m in ui if iso_time(m.get("ts"))), None)
     created = first_ts or file_time(history_path)
-    spec = ChatSpec(ids.session, "", HARNESS, created, FORMAT, str(history_path), task)
+    cwd = _indexed_cwd(folder) or _told_cwd(history, ui)
+    spec = ChatSpec(
+        ids.session, "", HARNESS, created, FORMAT, str(history_path), task, origin_cwd=cwd
+    )
     # ui messages by the history index they point at: times, checkpoints, deleted ranges.
     at: dict[int, list[dict[str, Any]]] = {}
     for message in ui:
@@ -133,6 +148,53 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
         task_name = meta.get("task") if isinstance(meta, dict) else None
         writer.title = title or (task_name if isinstance(task_name, str) else "") or task
     run.report.add(writer.result, FORMAT, history_path, task)
+
+
+def _indexed_cwd(folder: Path) -> str | None:
+    """The task's directory as the extension's task index records it (None: no index, or
+    no entry of this task in it)."""
+    root = folder.parent.parent  # <extension>/tasks/<task> -> <extension>
+    for index in (root.joinpath(*INDEX), root / INDEX[1]):
+        if not index.is_file():
+            continue
+        try:
+            items = _load(index)
+        except (OSError, ValueError):
+            return None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and str(item.get("id")) == folder.name:
+                for key in CWD_KEYS:
+                    value = item.get(key)
+                    if isinstance(value, str) and value.strip():
+                        return value
+                return None
+    return None
+
+
+def _told_cwd(history: list[Any], ui: list[dict[str, Any]]) -> str | None:
+    """The working directory the extension's first environment details name."""
+    texts: list[str] = []
+    for message in history[:2]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+    for m in ui:
+        if m.get("say") == "api_req_started" and isinstance(m.get("text"), str):
+            try:  # the request as JSON text: {"request": "...", "tokensIn": ...}
+                request = orjson.loads(m["text"]).get("request")
+            except (orjson.JSONDecodeError, AttributeError):
+                request = None
+            if isinstance(request, str):
+                texts.append(request)
+                break
+    for words in texts:
+        found = _CWD.search(words)
+        if found:
+            return found.group(1)
+    return None
 
 
 def _marks(
