@@ -11,6 +11,7 @@ resumes in Claude Code and in Codex with nothing their APIs would refuse.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from resume_helpers import (
     openai_problems,
 )
 from sessionforest import Forest
+from sessionforest.io.common import Ids
 from sessionforest.resume import resume
 from standin import Reply
 
@@ -160,3 +162,59 @@ def test_a_pi_chat_goes_on_in_claude_code_and_codex(
         (prompt,) = _texts(forest, sid, PROMPT)
         _under(forest, sid, prompt, done["entry_id"])
         assert len(forest.sessions(include_hidden=False)) == 1
+
+
+def _rollout(path: Path, thread: str, said: list[tuple[str, str]], **meta: Any) -> None:
+    lines = [{"timestamp": "2026-03-01T10:00:00.000Z", "type": "session_meta",
+              "payload": {"id": thread, "cwd": "/tmp", "cli_version": "0.171.0",
+                          "source": "cli"} | meta}]  # fmt: skip
+    for second, (role, words) in enumerate(said, 1):
+        part = "output_text" if role == "assistant" else "input_text"
+        item = {"type": "message", "role": role, "content": [{"type": part, "text": words}]}
+        lines.append({"timestamp": f"2026-03-01T10:00:{second:02d}.000Z",
+                      "type": "response_item", "payload": item})  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.slow
+def test_a_hidden_worker_chat_goes_on_as_a_session_of_its_own(
+    real_cli: Any, tmp_path: Path
+) -> None:
+    """A sub-agent's chat (hidden, a worker of its parent) handed to Codex: the CLI gets the
+    worker's own task and work, not the orchestrator's turns; the output says what was
+    done; imported back, the new turns join the worker chat, still a hidden worker."""
+    sessions = tmp_path / "rollouts"
+    _rollout(sessions / "rollout-2026-03-01T10-00-00-p.jsonl", "p",
+             [("user", "delegate the audit"), ("assistant", "spawned a worker")])  # fmt: skip
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}
+    _rollout(sessions / "rollout-2026-03-01T10-00-05-w.jsonl", "w",
+             [("user", "audit the config"), ("assistant", "WORKER: the config is fine")],
+             source=spawn)  # fmt: skip
+    cli = real_cli("codex")
+    with Forest.open(tmp_path / "forest.db") as forest:
+        assert forest.import_chats("codex", sessions).ok
+        worker, parent = Ids("codex", "w").session, Ids("codex", "p").session
+        head = forest.head(worker)
+        done = resume(forest, worker, to="codex", cwd=str(cli.cwd), env=cli.env)
+        assert done["session_id"] == worker and done["entry_id"] == head
+        (note,) = done["notes"]
+        assert "hidden worker chat" in note and parent in note
+        cli.script(Reply(text=REPLY))
+        _continue(cli, done, PROMPT)
+        assert _history("codex", cli.model_requests()[-1]) == [
+            ("user", "audit the config"), ("assistant", "WORKER: the config is fine"),
+            ("user", PROMPT),
+        ]  # fmt: skip
+        report = forest.import_followed("codex", done["path"])
+        assert report.chat == worker
+        (prompt,) = _texts(forest, worker, PROMPT)
+        _under(forest, worker, prompt, head)
+        assert len(_texts(forest, worker, REPLY)) == 1
+        assert len(_texts(forest, worker, "audit the config")) == 1  # not stored twice
+        assert forest.session(worker).visibility == "hidden"
+        agent = forest.agent_for_session(worker)
+        assert agent is not None and agent.role == "worker"
+        assert _texts(forest, parent, PROMPT) == []  # the parent chat is left as it was
+        listed = {s.id for s in forest.sessions(include_hidden=False)}
+        assert listed == {parent}  # listed by default: the parent only

@@ -84,6 +84,8 @@ def resume(
         raise ResumeRefused(to, f"store {forest.location}", f"read-only ({forest.readonly_why})")
     info = forest.session(session_id)
     directory, notes = _directory(to, cwd, info.cwd or info.origin_cwd, here)
+    if str(info.visibility) == "hidden":
+        notes.append(_worker_note(forest, session_id))
     installed = versions.check(to, env, any_version=any_version)
     path = forest.path_to(session_id, entry_id)
     folded = Folded()
@@ -122,6 +124,21 @@ def resume(
         turns=len(messages),
         folded=folded.lines(),
         notes=notes,
+    )
+
+
+def _worker_note(forest: Forest, session_id: str) -> str:
+    """What a hand-off of a hidden worker chat (a sub-agent's) does: its own path (the task
+    it was given, its work) becomes a session of its own in the target, the orchestrator's
+    turns not in it; imported back, the new turns join the worker chat, which stays a
+    hidden worker of its parent."""
+    agent = forest.agent_for_session(session_id)
+    parent = forest.agent(agent.parent_id).session_id if agent and agent.parent_id else None
+    of = f" of chat {parent}" if parent else ""
+    return (
+        f"{session_id} is a hidden worker chat{of}: its own task and work are continued as "
+        "a session of their own (its orchestrator's turns are not in it); imported back, "
+        "the new turns join the worker chat (forest sessions --all lists it)"
     )
 
 
