@@ -200,11 +200,12 @@ class RealCLI:
         }
         return sorted(self.home.glob(patterns[self.name]))
 
-    def tui(self) -> CodexTUI:
-        """Codex's interactive TUI in a pseudo-terminal (what a rewind needs)."""
+    def tui(self, *args: str) -> CodexTUI:
+        """Codex's interactive TUI in a pseudo-terminal (what a rewind needs); `args`
+        before its flags (`"fork", THREAD` forks a thread)."""
         if self.name != "codex":
             raise ValueError("only Codex's TUI is driven here")
-        return CodexTUI(self)
+        return CodexTUI(self, args)
 
     # --- per CLI -----------------------------------------------------------------
 
@@ -376,7 +377,7 @@ class CodexTUI:
     on the screen. The managed app-server daemon is off (`daemon_auto_start`), so
     nothing outlives `close`."""
 
-    def __init__(self, cli: RealCLI) -> None:
+    def __init__(self, cli: RealCLI, args: tuple[str, ...] = ()) -> None:
         import pexpect
 
         self.cli = cli
@@ -389,7 +390,7 @@ class CodexTUI:
         self._eof = pexpect.EOF
         self.child = pexpect.spawn(
             str(binary("codex")),
-            ["--dangerously-bypass-approvals-and-sandbox"],
+            [*args, "--dangerously-bypass-approvals-and-sandbox"],
             cwd=str(cli.cwd),
             env=env,
             dimensions=(40, 120),

@@ -485,3 +485,61 @@ def test_a_real_codex_tui_rewind_is_a_branch(real_cli: Any, tmp_path: Path) -> N
                         "question three, again", "answer 4", "question four, again",
                         "answer 6"]  # fmt: skip
         assert forest.import_chats("codex", cli.home / ".codex" / "sessions").entries == 0
+
+
+def test_a_fork_with_a_history_base_branches_at_the_fork_point(
+    forest: Forest, tmp_path: Path
+) -> None:
+    """Codex 0.171's fork copies nothing: its session_meta has `forked_from_id` and a
+    `history_base` naming the parent's file and where the fork was taken."""
+    day = tmp_path / "sessions" / "2026" / "03" / "01"
+    ends = _rollout(day / "rollout-2026-03-01T10-00-00-p.jsonl",
+                    [_meta("p"), *_turn(1, "q1", 1), *_turn(2, "q2", 3)])  # fmt: skip
+    fork = _segment_meta("f", "p", 5, ends[4])
+    fork["payload"]["forked_from_id"] = "p"
+    _rollout(day / "rollout-2026-03-01T11-00-00-f.jsonl", [fork, *_turn(3, "q2f", 20)], first=5)
+    report = forest.import_chats("codex", tmp_path / "sessions")
+    assert report.ok, [str(f) for f in report.failed]
+    sid = Ids("codex", "p").session
+    assert {c.session_id for c in report.chats} == {sid}
+    said = _said(forest, sid)
+    assert said["q2"].parent_id == said["q2f"].parent_id == said["answer to q1"].id
+    hidden = [e for e in forest.entries(sid) if e.kind == "provider.notification"]
+    events = Counter(_dump(e.payload["event"]) for e in hidden)
+    assert set(events.values()) == {1}  # the parent's records kept once, not again
+    assert forest.session(sid).title == "q1"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@pytest.mark.slow
+def test_a_real_codex_fork_is_a_branch_of_its_parent_chat(real_cli: Any, tmp_path: Path) -> None:
+    cli = real_cli("codex")
+    cli.script(Reply(text="answer 1"), Reply(text="answer 2"), Reply(text="answer forked"))
+    cli.run("question one")
+    cli.run("question two", resume=True)
+    (first,) = cli.transcripts()
+    thread = json.loads(first.read_text().splitlines()[0])["payload"]["id"]
+    tui = cli.tui("fork", thread)
+    try:
+        tui.ask("question forked")
+    finally:
+        tui.close()
+    (fork,) = [p for p in cli.transcripts() if p != first]
+    meta = json.loads(fork.read_text().splitlines()[0])["payload"]
+    assert meta["forked_from_id"] == thread and meta["history_base"]["thread_id"] == thread
+    with Forest.open(tmp_path / "f.db") as forest:
+        report = forest.import_chats("codex", cli.home / ".codex" / "sessions")
+        assert report.ok, [str(f) for f in report.failed]
+        (sid,) = {c.session_id for c in report.chats}
+        said = _said(forest, sid)
+        path = forest.path_to(sid, said["question forked"].id)
+        texts = [e.payload["content"][0]["text"] for e in path if e.kind == "user.message"]
+        assert texts[-3:] == ["question one", "question two", "question forked"]
+        users = Counter(
+            e.payload["content"][0]["text"] for e in forest.entries(sid) if e.kind == "user.message"
+        )
+        assert set(users.values()) == {1}
+        assert forest.head(sid) == said["answer forked"].id

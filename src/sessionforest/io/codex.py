@@ -20,7 +20,9 @@ end_byte_offset}` naming the file (by the id at the end of its name) and the pla
 it where the kept history ends (no base: the rewind went back to the first prompt).
 A segment imports into its thread's chat: the base is read again (entries met, not
 re-added), so what the segment says branches from the last entry before the rewind
-point. Sub-agent threads (`source.subagent`) are
+point. A 0.171 fork (`codex fork`) is read the same way: its `history_base`
+names the parent's file, so its turns branch from the fork point in the
+parent's chat. Sub-agent threads (`source.subagent`) are
 hidden worker chats linked under their parent thread's chat. `session_meta`'s
 `cwd` is the chat's origin_cwd and its `git` (branch, commit, remote) the
 chat's provenance.
@@ -291,8 +293,9 @@ class _Chat(LineChat):
         if _segment(base, base_meta) is not None:
             self.replay(base, base_meta, met)
         part = self.part
+        base_thread = _thread_of(base_meta) or self.thread  # a fork's base: its parent's
         base_segment = _segment(base, base_meta)
-        self.part = self.thread if base_segment is None else f"{self.thread}_{base_segment}"
+        self.part = base_thread if base_segment is None else f"{base_thread}_{base_segment}"
         try:
             with base.open("rb") as handle:
                 reader = lines(handle)
