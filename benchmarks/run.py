@@ -67,6 +67,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     peers.NAME: peers.run,
     bench_postgres.NAME: bench_postgres.run,
     bench_ui.NAME: bench_ui.run,
+    bench_ui.DAILY: bench_ui.run_daily,
     bench_cli.NAME: bench_cli.run,
 }
 

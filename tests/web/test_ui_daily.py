@@ -236,6 +236,46 @@ def test_two_branches_compare_side_by_side(
         assert axe(dark) == []
 
 
+def test_a_long_compare_draws_its_turns_a_window_at_a_time(
+    served: Running, page_for: Callable[..., Page]
+) -> None:
+    sid = rpc(served.url, "sessions/create", {"title": "two long branches"})["id"]
+
+    def chain(parent: str | None, side: str, n: int) -> str:
+        items = [
+            {
+                "kind": "user.message" if i % 2 == 0 else "assistant.message",
+                "payload": {"content": [{"type": "text", "text": f"{side} turn {i}"}]},
+            }
+            for i in range(n)
+        ]
+        made = rpc(
+            served.url,
+            "sessions/append_many",
+            {"session_id": sid, "items": items, "parent": parent},
+        )
+        return str(made[-1]["id"])
+
+    shared = chain(None, "shared", 2)
+    a, b = chain(shared, "left", 200), chain(shared, "right", 200)
+    page = page_for(served.url + f"/#/chat/{sid}/compare/{a}/{b}")
+    compare = page.get_by_role("region", name="Compare branches")
+    rows = compare.locator(".compare-row.differs")
+    expect(rows.first).to_contain_text("left turn 0")
+    more = compare.get_by_role("button", name=re.compile(r"^Show more turns \(\d+ not shown\)"))
+    expect(more).to_be_visible()
+    drawn = rows.count()
+    assert 0 < drawn < 100, drawn  # 100 turns (a message and its reply) a side
+    # Scrolled to the end of what is drawn, the next turns are drawn; the button draws them too.
+    more.scroll_into_view_if_needed()
+    expect(rows).not_to_have_count(drawn)
+    while more.count():
+        more.click()
+    expect(rows).to_have_count(100)
+    expect(rows.last).to_contain_text("left turn 199")
+    expect(rows.last).to_contain_text("right turn 199")
+
+
 def test_choosing_a_chat_groups_filters_and_keys(
     served: Running, page_for: Callable[..., Page]
 ) -> None:

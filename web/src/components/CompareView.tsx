@@ -2,7 +2,7 @@
 // turn of each side, the same turns marked as such, a re-done turn beside its other
 // version; then the files: `git diff` between the HEADs the two ends were stamped in, and
 // whether their uncommitted changes differ.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { call, type Result } from "../api/client";
 import type { LogEntryJson } from "../api/types.gen";
 import type { Filters } from "../transcript";
@@ -13,6 +13,10 @@ import { UnitList } from "./Transcript";
 type Compared = Result<"sessions/compare">;
 
 const noop = () => {};
+
+/** Turns drawn at first and added each time the end of the drawn ones comes near: two
+ * 500-turn branches drew every turn, both sides, before the first showed. */
+export const ROWS = 40;
 
 export function CompareView({ sessionId, a, b, filters, onPreview, onClose }: { sessionId: string; a: string; b: string; filters: Filters; onPreview: (entry: string) => void; onClose: () => void }) {
   const [doc, setDoc] = useState<Compared | null>(null);
@@ -28,6 +32,18 @@ export function CompareView({ sessionId, a, b, filters, onPreview, onClose }: { 
       live = false;
     };
   }, [sessionId, a, b]);
+  const [shown, setShown] = useState(ROWS);
+  useEffect(() => setShown(ROWS), [doc]);
+  const more = useRef<HTMLButtonElement>(null);
+  const total = doc?.rows.length ?? 0;
+  useEffect(() => {
+    const el = more.current;
+    if (!el || typeof IntersectionObserver === "undefined") return;
+    // Scrolled to within a screen of the last drawn turn: draw the next ones.
+    const seen = new IntersectionObserver((es) => es.some((e) => e.isIntersecting) && setShown((n) => n + ROWS), { rootMargin: "800px 0px" });
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, [shown, total]);
   const byId = useMemo(() => new Map<string, LogEntryJson>([...(doc?.a_entries ?? []), ...(doc?.b_entries ?? [])].map((e) => [e.id, e])), [doc]);
   if (error) return <p className="error">Could not compare: {error}</p>;
   if (!doc) return <p className="empty">Comparing…</p>;
@@ -61,7 +77,7 @@ export function CompareView({ sessionId, a, b, filters, onPreview, onClose }: { 
             </button>
           </div>
         </div>
-        {doc.rows.map((row, i) => (
+        {doc.rows.slice(0, shown).map((row, i) => (
           <div role="row" key={i} className={row.same ? "compare-row same" : "compare-row differs"}>
             {[row.a, row.b].map((ids, k) => (
               <div role="cell" key={k} className={ids ? "compare-cell" : "compare-cell empty-side"}>
@@ -77,6 +93,11 @@ export function CompareView({ sessionId, a, b, filters, onPreview, onClose }: { 
           </div>
         ))}
       </div>
+      {shown < doc.rows.length ? (
+        <button ref={more} className="earlier" onClick={() => setShown((n) => n + ROWS)}>
+          Show more turns ({doc.rows.length - shown} not shown)
+        </button>
+      ) : null}
       <section className="compare-files" aria-label="Files">
         <h2>Files</h2>
         {git.state !== "compared" ? (

@@ -14,6 +14,17 @@ export const HIGHLIGHT_LIMIT = 20_000;
 /** Over this many characters a text starts as a plain prefix of this size, with "Show all". */
 export const PLAIN_LIMIT = 60_000;
 
+// rehype-highlight colours only code blocks (<pre><code>), and react-markdown builds its
+// plugins again on every draw: rehype-highlight registers ~37 languages each time. So it is
+// given only to a text that has a block a fence or an indent can open (a superset: a text it
+// matches by mistake is merely highlighted for nothing).
+const CODE_BLOCK = /```|~~~|^(?: {4}|\t)/m;
+
+/** Whether `text` is drawn with code highlighting. */
+export function highlighted(text: string): boolean {
+  return text.length <= HIGHLIGHT_LIMIT && CODE_BLOCK.test(text);
+}
+
 /** Whether an image source may be drawn inline: only data the transcript itself carries. */
 export function inlineImage(src: string | undefined): boolean {
   return typeof src === "string" && /^data:image\/(png|jpeg|gif|webp);/i.test(src);
@@ -89,7 +100,7 @@ export const Md = memo(function Md({ text }: { text: string }) {
   }
   return (
     <div className="md">
-      <Markdown remarkPlugins={[remarkGfm]} rehypePlugins={text.length > HIGHLIGHT_LIMIT ? [] : [rehypeHighlight]} components={COMPONENTS} urlTransform={urlTransform}>
+      <Markdown remarkPlugins={[remarkGfm]} rehypePlugins={highlighted(text) ? [rehypeHighlight] : []} components={COMPONENTS} urlTransform={urlTransform}>
         {text}
       </Markdown>
     </div>

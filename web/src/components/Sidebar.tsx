@@ -26,9 +26,12 @@ interface Props {
   onRename?: (id: string, title: string) => Promise<void>;
 }
 
+// One formatter for every count (toLocaleString builds one per call).
+const COUNT = new Intl.NumberFormat("en-US");
+
 /** "1 message", "2 messages": counts in words, as the CLI's text.plural says them. */
 export function plural(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+  return `${COUNT.format(n)} ${n === 1 ? one : many}`;
 }
 
 export type Counts = Result<"sessions/counts">[number];
