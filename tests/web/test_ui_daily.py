@@ -266,12 +266,13 @@ def test_a_long_compare_draws_its_turns_a_window_at_a_time(
     expect(more).to_be_visible()
     drawn = rows.count()
     assert 0 < drawn < 100, drawn  # 100 turns (a message and its reply) a side
-    # Scrolled to the end of what is drawn, the next turns are drawn; the button draws them too.
-    more.scroll_into_view_if_needed()
-    expect(rows).not_to_have_count(drawn)
-    while more.count():
-        more.click()
+    # Scrolled to the end of what is drawn, the next turns are drawn, until all are.
+    while drawn < 100:
+        compare.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+        expect(rows).not_to_have_count(drawn)
+        drawn = rows.count()
     expect(rows).to_have_count(100)
+    expect(more).to_have_count(0)
     expect(rows.last).to_contain_text("left turn 199")
     expect(rows.last).to_contain_text("right turn 199")
 
@@ -340,7 +341,7 @@ def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(
     expect(row.locator(".branch-badge")).to_have_text(f"{counts['branches'] + 1} branches")
     menu = row.get_by_role("button", name=re.compile("^Actions for"))
     menu.click()
-    expect(row.get_by_role("menuitem", name="Archive")).to_be_focused()
+    expect(row.get_by_role("menuitem", name="Rename…")).to_be_focused()
     shot(page, "row-menu-light")
     assert axe(page) == []
     row.get_by_role("menuitem", name="Archive").click()
@@ -358,7 +359,7 @@ def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(
     expect(row.locator(".status-badge", has_text="archived")).to_be_visible()
     menu.click()
     expect(row.get_by_role("menuitem", name="Archive", exact=True)).to_have_count(0)
-    expect(row.get_by_role("menuitem", name="Unarchive")).to_be_focused()
+    expect(row.get_by_role("menuitem", name="Unarchive")).to_be_visible()
     shot(page, "row-unarchive-light")
     row.get_by_role("menuitem", name="Unarchive").click()
     expect(row.locator(".status-badge", has_text="archived")).to_have_count(0)
@@ -375,6 +376,55 @@ def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(
     header.get_by_role("button", name="Unarchive", exact=True).click()
     expect(header.locator(".status-badge", has_text="archived")).to_have_count(0)
     assert rpc(served.url, "sessions/get", {"session_id": sid})["status"] == "active"
+
+
+def test_a_chat_is_renamed_in_place_enter_saves_and_escape_cancels(
+    served: Running, page_for: Callable[..., Page], ui_store: dict[str, Any]
+) -> None:
+    sid = ui_store["demo"]
+    old = rpc(served.url, "sessions/get", {"session_id": sid})["title"]
+    new = "Nightly import: the lock, fixed"
+    for scheme in ("light", "dark"):
+        page = page_for(served.url + "/", scheme=scheme)
+        nav = page.get_by_role("navigation", name="Chats")
+        nav.get_by_label("Harness").select_option("demo")
+        row = nav.locator(".chat-row", has=page.locator(f'button.chat[data-chat="{sid}"]'))
+        menu = row.get_by_role("button", name=re.compile("^Actions for"))
+        menu.click()
+        row.get_by_role("menuitem", name="Rename…").click()
+        field = row.get_by_role("textbox", name=re.compile("^New title for"))
+        expect(field).to_be_focused()
+        expect(field).to_have_value(old)
+        field.fill("never saved")
+        shot(page, f"rename-{scheme}")
+        assert axe(page) == []
+        # Escape puts the title back and the focus on the row's menu button; nothing is written.
+        field.press("Escape")
+        expect(field).to_have_count(0)
+        expect(menu).to_be_focused()
+        expect(row.locator(".chat-title")).to_have_text(old)
+        assert rpc(served.url, "sessions/get", {"session_id": sid})["title"] == old
+    # Enter saves: the row, the open chat's header and the store have the new title.
+    menu.click()
+    row.get_by_role("menuitem", name="Rename…").click()
+    field.fill(f"  {new}  ")
+    field.press("Enter")
+    expect(field).to_have_count(0)
+    expect(row.locator(".chat-title")).to_have_text(new)
+    assert rpc(served.url, "sessions/get", {"session_id": sid})["title"] == new
+    row.locator("button.chat").click()
+    expect(page.locator(".chat-header h1")).to_have_text(new)
+    # A rename from another client reaches the open page live.
+    rpc(served.url, "sessions/rename", {"session_id": sid, "title": "renamed elsewhere"})
+    expect(row.locator(".chat-title")).to_have_text("renamed elsewhere")
+    expect(page.locator(".chat-header h1")).to_have_text("renamed elsewhere")
+    # An emptied title saves nothing: the edit closes.
+    menu.click()
+    row.get_by_role("menuitem", name="Rename…").click()
+    field.fill("")
+    field.press("Enter")
+    expect(field).to_have_count(0)
+    assert rpc(served.url, "sessions/get", {"session_id": sid})["title"] == "renamed elsewhere"
 
 
 def test_a_live_change_is_applied_in_place_not_by_reading_everything_again(

@@ -240,7 +240,8 @@ export function App() {
       const ids = addedIds(c);
       const { path: shown, snapshot: snap } = latestView.current;
       if (!ids || !shown || !snap || shown.chat !== c.session_id) {
-        if (c.change !== "status" && c.change !== "created") await loadChat(r);
+        // A status or a title is the row's (read with sessions/get), not the transcript's.
+        if (c.change !== "status" && c.change !== "created" && c.change !== "renamed") await loadChat(r);
         return;
       }
       const entries = await call("sessions/log", { session_id: c.session_id, end: ids[ids.length - 1], limit: ids.length });
@@ -463,6 +464,10 @@ export function App() {
       setNotice(`Could not archive: ${message(e)}`);
     }
   };
+  const rename = async (id: string, title: string) => {
+    const info = await call("sessions/rename", { session_id: id, title });
+    setSessions((list) => upsertSession(list, info));
+  };
   const unarchive = async (id: string) => {
     try {
       const info = await call("sessions/unarchive", { session_id: id });
@@ -487,6 +492,7 @@ export function App() {
         deepConfigured={Boolean(model?.configured)}
         onArchive={(id) => void archive(id)}
         onUnarchive={(id) => void unarchive(id)}
+        onRename={rename}
       />
       <main className="main">
         <header className="chat-header">

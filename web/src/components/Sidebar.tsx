@@ -392,17 +392,40 @@ function RowMenu({
   const [failed, setFailed] = useState<string | null>(null);
   const name = chat.title || chat.id.slice(0, 8);
   const first = useRef<HTMLButtonElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const ended = useRef(false); // the edit was saved or cancelled: a blur after it does nothing
+  const back = useRef(false); // give the focus back to the menu button once the edit closes
   useEffect(() => {
     if (open) first.current?.focus();
   }, [open]);
+  useEffect(() => {
+    if (renaming === null && back.current) {
+      back.current = false;
+      button.current?.focus();
+    }
+  }, [renaming]);
   if (!onArchive && !onUnarchive && !onRename) return null;
   if (renaming !== null) {
+    const close = () => {
+      ended.current = true;
+      back.current = true;
+      setRenaming(null);
+    };
+    // Enter (and leaving the field) saves; Escape puts the title back untouched.
     const save = () => {
+      if (ended.current) return;
       const title = renaming.trim();
-      if (!title || title === chat.title || !onRename) return setRenaming(null);
+      if (!title || title === chat.title || !onRename) return close();
+      ended.current = true;
       onRename(chat.id, title).then(
-        () => setRenaming(null),
-        (e: Error) => setFailed(e.message),
+        () => {
+          back.current = true;
+          setRenaming(null);
+        },
+        (e: Error) => {
+          ended.current = false;
+          setFailed(e.message);
+        },
       );
     };
     return (
@@ -417,17 +440,28 @@ function RowMenu({
           aria-label={`New title for “${name}”`}
           value={renaming}
           autoFocus
+          maxLength={200}
           onChange={(e) => setRenaming(e.target.value)}
-          onKeyDown={(e) => e.key === "Escape" && setRenaming(null)}
+          onKeyDown={(e) => {
+            if (e.key !== "Escape") return;
+            e.preventDefault();
+            e.stopPropagation();
+            close();
+          }}
           onBlur={save}
         />
-        {failed ? <span role="alert">{failed}</span> : null}
+        {failed ? (
+          <span role="alert" className="error">
+            {failed}
+          </span>
+        ) : null}
       </form>
     );
   }
   return (
     <span className="row-menu" onKeyDown={(e) => e.key === "Escape" && setOpen(false)}>
       <button
+        ref={button}
         className="row-menu-button"
         aria-label={`Actions for “${name}”`}
         aria-haspopup="menu"
@@ -446,6 +480,7 @@ function RowMenu({
               onClick={() => {
                 setOpen(false);
                 setFailed(null);
+                ended.current = false;
                 setRenaming(chat.title);
               }}
             >
