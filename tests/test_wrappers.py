@@ -75,3 +75,18 @@ def test_titles_are_the_first_real_line_cut_at_a_word() -> None:
         "What is in this screenshot?"
     )
     assert wrappers.cut_at_word("x" * 100, 10) == "xxxxxxxxx…"  # one long word: cut inside it
+
+
+@pytest.mark.parametrize(
+    ("texts", "title"),
+    [
+        ("/mode", ""),  # pi: the user switched a mode, then asked
+        (["/model opus", "why does the build fail?"], "why does the build fail?"),
+        ("/review:pr 12", ""),
+        ("/usr/bin/python fails to start", "/usr/bin/python fails to start"),  # a path
+        ("/ is the root", "/ is the root"),
+        ("[Image #1]\n/clear", ""),
+    ],
+)
+def test_a_slash_command_is_not_a_request(texts: str | list[str], title: str) -> None:
+    assert wrappers.title_of(texts) == title

@@ -71,6 +71,9 @@ _ELEMENT = re.compile(rf"<({_TAG_ALT})(?:\s[^>]*)?>(.*?)(?:</\1\s*>|\Z)", re.DOT
 _PLAIN = re.compile("|".join(re.escape(p) for p in PLAIN_PREFIXES))
 # Claude Code's placeholders for pasted images and text in a prompt.
 _PLACEHOLDER = re.compile(r"\[(?:Image|Pasted text) #\d+(?: \+\d+ lines)?\]")
+# A typed slash command (pi's `/mode`, aider's `/add x.py`): an order to the harness,
+# not a request. One slash: `/usr/bin/python fails` is a path, not a command.
+_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?::[\w-]+)?(?=\s|$)")
 _SPACE = re.compile(r"\s+")
 _LINE = re.compile(r"[^\n\r]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
@@ -135,11 +138,14 @@ def title_of(texts: str | Iterable[str], limit: int = TITLE_CHARS) -> str:
     """The first real request in `texts` (a message's text blocks, in order) as a
     title: wrappers and image placeholders left out, the first non-blank line,
     whitespace folded, control characters dropped, cut at a word to at most
-    `limit` characters ("" when no block holds words of the user's)."""
+    `limit` characters ("" when no block holds words of the user's; a block that
+    opens with a slash command, `/mode`, is the harness's order, not a request)."""
     for text in [texts] if isinstance(texts, str) else texts:
         own = own_words(text[:TITLE_SCAN])
         for line in _LINE.findall(own):
             words = _SPACE.sub(" ", _CONTROL.sub(" ", _PLACEHOLDER.sub(" ", line))).strip()
+            if words and _COMMAND.match(words):
+                break
             if words:
                 return cut_at_word(words, limit)
     return ""

@@ -153,3 +153,14 @@ def test_an_unknown_parent_becomes_a_root_and_a_bad_header_rejects_the_file(
     [failure] = forest.import_chats("pi", bad).failed
     assert (failure.path, failure.line) == (str(bad), 1)
     assert failure.reason.startswith("the first line must be a pi session header")
+
+
+def test_a_chat_opening_with_a_slash_command_is_titled_by_the_request_after_it(
+    forest: Forest,
+) -> None:
+    """large-session.jsonl's first user turn is `/mode` (the user switching pi's
+    mode): the title is the request that follows it."""
+    [chat] = forest.import_chats("pi", PI / "large-session.jsonl").chats
+    title = forest.session(chat.session_id).title
+    assert title.startswith("read packages/coding-agent/docs/theme.md in full, then theme.ts")
+    assert len(title) <= 80 and title.endswith("…")

@@ -24,8 +24,9 @@ from typing import Any
 from ..gitstamp import STAMP_VERSION
 from ..ids import iso
 from ..model import ChatSpec
+from ..wrappers import title_of
 from .blocks import text
-from .common import MAX_LINE, Ids, one_line, unreadable
+from .common import MAX_LINE, Ids, unreadable
 from .report import ImportRun, Notes, failures
 
 FORMAT = "aider"
@@ -177,7 +178,7 @@ class _Chat:
         if words.lstrip().startswith("/"):
             payload["command"] = True  # an aider command (/diff, /undo, /run ...), typed as is
         elif not self.title:
-            self.title = one_line(words)
+            self.title = title_of(words)
         self._add(number, "user.message", payload)
 
     def flush(self, commit: str | None = None) -> None:

@@ -31,8 +31,9 @@ from typing import Any
 import orjson
 
 from ..model import ChatSpec
+from ..wrappers import title_of
 from . import claude_code_map as cmap
-from .common import MAX_LINE, Ids, file_time, iso_time, one_line, unreadable
+from .common import MAX_LINE, Ids, file_time, iso_time, unreadable
 from .report import UNMAPPABLE, ImportRun, Notes
 
 FORMAT = "cline"
@@ -133,7 +134,7 @@ def import_file(run: ImportRun, path: Path, notes: Notes) -> None:
             if not title and role == "user":
                 words = cmap.text_of_message({"message": message})
                 task_words = _TASK.search(words)  # Cline wraps the user's task in <task> tags
-                title = one_line(task_words.group(1)) if task_words else one_line(words)
+                title = title_of(task_words.group(1) if task_words else words)
             head = _marks(writer, ids, index, marks, head, time)
         tip = meta_entry  # what the UI kept that points at no message: a hidden chain
         for number, message in enumerate(ui):

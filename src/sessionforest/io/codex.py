@@ -39,6 +39,7 @@ import orjson
 
 from ..model import ChatSpec, SessionVisibility
 from ..store.base import ChatWriter
+from ..wrappers import title_of
 from .blocks import text, tool_call
 from .common import Ids, file_time, iso_time, lines, one_line
 from .linechat import HIDDEN, Item, LineChat, read
@@ -410,7 +411,7 @@ class _Chat(LineChat):
             payload["unsupported_blocks"] = other
         self.user_turn()
         if not self.first_prompt:
-            self.first_prompt = one_line(words)
+            self.first_prompt = title_of(words)
         return "user.message", payload, None
 
     def _flat(self, number: int, obj: dict[str, Any]) -> None:

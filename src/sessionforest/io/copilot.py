@@ -24,8 +24,9 @@ import orjson
 
 from ..model import ChatSpec
 from ..store.base import ChatWriter
+from ..wrappers import title_of
 from .blocks import text, tool_call
-from .common import Ids, file_time, iso_time, lines, one_line
+from .common import Ids, file_time, iso_time, lines
 from .linechat import HIDDEN, Item, LineChat, read
 from .position import Cursor
 from .report import ImportRun, Notes
@@ -132,7 +133,7 @@ class _Chat(LineChat):
             if data.get("attachments"):
                 payload["attachments"] = data["attachments"]
             if not self.first_prompt:
-                self.first_prompt = one_line(words)
+                self.first_prompt = title_of(words)
             return "user.message", payload, None
         if etype == "assistant.message":
             content: list[dict[str, Any]] = []

@@ -33,8 +33,9 @@ import orjson
 
 from ..model import ChatSpec, SessionVisibility
 from ..store.base import ChatWriter
+from ..wrappers import title_of
 from .blocks import text, tool_call
-from .common import MAX_LINE, Ids, file_time, iso_time, lines, one_line, unreadable
+from .common import MAX_LINE, Ids, file_time, iso_time, lines, unreadable
 from .linechat import HIDDEN, Item, LineChat, read
 from .position import Cursor
 from .report import UNMAPPABLE, ImportRun, Notes, link_worker
@@ -291,7 +292,7 @@ class _Chat(LineChat):
             payload["unsupported_blocks"] = other
         if not self.first_prompt:
             display = message.get("displayContent")
-            self.first_prompt = one_line(display if isinstance(display, str) else words)
+            self.first_prompt = title_of(display if isinstance(display, str) else words)
         return [*items, (key, ("user.message", payload, None))]
 
     def _gemini(self, mid: str, message: dict[str, Any]) -> list[tuple[str, Item]]:

@@ -33,8 +33,9 @@ from typing import Any
 import orjson
 
 from ..model import ChatSpec, SessionVisibility
+from ..wrappers import title_of
 from .blocks import text, tool_call
-from .common import Ids, iso_time, one_line, walk
+from .common import Ids, iso_time, walk
 from .position import Cursor
 from .report import ImportRun, Notes, failures, link_worker
 
@@ -416,7 +417,7 @@ class _Chat:
         if ptype == "text" and isinstance(part.get("text"), str):
             if role == "user":
                 if not part.get("synthetic") and not self.first_prompt:
-                    self.first_prompt = one_line(part["text"])
+                    self.first_prompt = title_of(part["text"])
                 payload: dict[str, Any] = {"content": [text(part["text"])]}
                 if part.get("synthetic"):
                     payload["synthetic"] = True
