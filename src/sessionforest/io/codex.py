@@ -105,15 +105,16 @@ def _base(path: Path, meta: dict[str, Any]) -> tuple[Path, int | None, int | Non
     name = str(base["thread_id"])
     ordinal = base.get("end_ordinal_exclusive")
     offset = base.get("end_byte_offset")
-    roots = [path.parent]
+    pattern = f"rollout-*{name}.jsonl"
+    places = [path.parent.glob(pattern)]  # the same day's folder first: most rewinds
     for parent in path.parents:
         if parent.name in ("sessions", "archived_sessions"):
-            roots = [parent.parent / "sessions", parent.parent / "archived_sessions"]
+            for root in (parent.parent / "sessions", parent.parent / "archived_sessions"):
+                if root.is_dir():
+                    places.append(root.glob(f"**/{pattern}"))
             break
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for found in sorted(root.glob(f"**/rollout-*{name}.jsonl")):
+    for place in places:
+        for found in sorted(place):
             if found != path and found.stem.endswith((f"-{name}", f"_{name}")):
                 return (
                     found,
