@@ -39,6 +39,8 @@ def _spaceless_pattern() -> re.Pattern[str]:
 
 
 MARK: Final = "**"  # around a matched word in a snippet
+# The source's own emphasis (Markdown bold): left out, so every MARK is a match.
+_SOURCE_MARKS: Final = re.compile(r"\*{2,}")
 ELLIPSIS: Final = "…"  # where a snippet cuts text
 
 
@@ -58,7 +60,7 @@ def excerpt(text: str, needles: Sequence[str], width: int = EXCERPT_CHARS) -> st
     """
     wanted = sorted({n for n in needles if n}, key=len, reverse=True)
     if not wanted:
-        return text[:width] + (ELLIPSIS if len(text) > width else "")
+        return _unmarked(text[:width]) + (ELLIPSIS if len(text) > width else "")
     pattern = re.compile("|".join(re.escape(n) for n in wanted), re.IGNORECASE)
     found = [m.span() for m in pattern.finditer(text)]
     first = found[0][0] if found else 0
@@ -70,9 +72,13 @@ def excerpt(text: str, needles: Sequence[str], width: int = EXCERPT_CHARS) -> st
         if hi <= start or lo >= end:
             continue
         lo, hi = max(lo, start), min(hi, end)
-        out += [text[at:lo], MARK, text[lo:hi], MARK]
+        out += [_unmarked(text[at:lo]), MARK, _unmarked(text[lo:hi]), MARK]
         at = hi
-    out.append(text[at:end])
+    out.append(_unmarked(text[at:end]))
     if end < len(text):
         out.append(ELLIPSIS)
     return "".join(out)
+
+
+def _unmarked(text: str) -> str:
+    return _SOURCE_MARKS.sub("", text)

@@ -54,6 +54,25 @@ def test_the_sources_markdown_bold_is_never_a_mark(forest: Forest) -> None:
     assert found.hits[0].snippet == "the deploy key is __rotated__ **weekly**"
 
 
+def test_the_sources_markdown_bold_is_never_a_mark_in_text_without_spaces(
+    forest: Forest,
+) -> None:
+    """Chinese is matched as a substring (the trigram excerpt, not the word snippet):
+    its excerpt leaves the source's `**` out too."""
+    sid = forest.create_session("笔记")
+    forest.append(sid, "user.message", text("**部署**密钥每周轮换一次"))
+    [hit] = forest.search_session_entries(sid, "轮换")
+    assert hit.snippet == "部署密钥每周**轮换**一次"
+    [found] = forest.search_chats("轮换", now=NOW).hits
+    assert found.snippet == "部署密钥每周**轮换**一次"
+
+
+def test_a_first_message_in_bold_is_not_marked_when_the_title_matched(forest: Forest) -> None:
+    forest.append(forest.create_session("Kestrel"), "user.message", text("**urgent** fix it"))
+    [found] = forest.search_chats("kestrel", now=NOW).hits
+    assert found.snippet.count("**") == 2 and "**Kestrel**" in found.snippet
+
+
 def test_phrases_stems_and_prefixes_are_marked_as_they_matched(forest: Forest) -> None:
     sid = forest.create_session("t")
     forest.append(sid, "user.message", text("Failing builds: the wheel build failed, build wheel"))
