@@ -2,7 +2,9 @@
 importers from ../shared/data, driven in Debian's headless Chromium through Playwright.
 
 Screenshots go to build/screenshots/ (light and dark); the ones the README shows are
-copied to docs/screenshots/ by hand after looking at them.
+copied to docs/screenshots/ under the same names by hand after looking at them:
+preview-light, claude-code-light, compare-dark, phone-chat-dark (test_ui_daily.py) and
+streaming-light (test_ui_e2e.py).
 """
 
 from __future__ import annotations

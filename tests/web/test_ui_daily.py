@@ -143,6 +143,11 @@ def test_claude_code_turns_read_at_a_glance(served: Running, page_for: Callable[
     page.get_by_role("checkbox", name="Tools").uncheck()
     expect(t.locator("details.tool")).to_have_count(0)
     page.get_by_role("checkbox", name="Tools").check()
+    # The README's picture: a turn's header, its tools and its edit as a diff.
+    edit.evaluate(
+        "el => { const turn = el.closest('article'), view = turn.closest('section');"
+        " view.scrollTop += turn.getBoundingClientRect().top - view.getBoundingClientRect().top; }"
+    )  # only the transcript scrolls (scrollIntoView would scroll the page too)
     shot(page, "claude-code-light")
     assert axe(page) == []
 
