@@ -376,12 +376,51 @@ def run(quick: bool) -> Section:
     return Section(NAME, "Coding-agent search (labelled real transcripts)", summary, rows, notes)
 
 
+def regressions() -> list[str]:
+    """The older quality checks this work must not move (bench_search.py's quality
+    half, without its latency stores): Bridge exact/time/vague recall@1 and the
+    gate there, LoCoMo recall@1 next to its whole-chat BM25."""
+    import bench_search
+
+    corpus = search_data.load_bridge()
+    path = harness.WORK / "coding-search-bridge.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    harness.remove_db(path)
+    forest = Forest.open(path, clock=lambda: corpus.now)
+    try:
+        search_data.store_bridge(forest, corpus)
+        outcomes = bench_search.bridge_quality(forest, corpus)
+    finally:
+        forest.close()
+        harness.remove_db(path)
+    lo = bench_search.locomo_quality(None)
+    at1, at5, mrr = lo.t1[0].figures()
+    b1, b5, _ = lo.bm25[0].figures()
+    return [
+        "Bridge recall@1 exact / vague / time: "
+        + bench_search._per_class(outcomes, lambda o: o.at(1)),
+        f"Bridge confident {sum(o.confident for o in outcomes)}/{len(outcomes)}, "
+        f"wrong {sum(o.confident_wrong for o in outcomes)}",
+        f"LoCoMo ({lo.questions} questions) recall@1 {at1:.3f}, recall@5 {at5:.3f}, "
+        f"MRR {mrr:.3f}; whole-chat BM25 recall@1 {b1:.3f}, recall@5 {b5:.3f}; "
+        f"confident {lo.confident}, wrong {lo.confident_wrong}",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write each query's outcome here")
     parser.add_argument("--kinds", type=Path, help="write the per-kind figures here as JSON")
     parser.add_argument("--work", type=Path, default=harness.WORK / "coding-search.db")
+    parser.add_argument(
+        "--regressions",
+        action="store_true",
+        help="only the Bridge and LoCoMo quality checks of bench_search.py",
+    )
     args = parser.parse_args(argv)
+    if args.regressions:
+        print("\n".join(regressions()))
+        return 0
     outcomes, facts = measure(args.work)
     if args.kinds:
         args.kinds.write_text(json.dumps(per_kind(outcomes)), encoding="utf-8")

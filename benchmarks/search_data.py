@@ -489,3 +489,75 @@ def store_locomo(forest: Forest, corpus: Locomo) -> int:
             forest.append(sid, kind, payload, created_at=at, stamp=None)
         written += len(items)
     return written
+
+
+# --- near-duplicate follow-ups (the gate's hard case) -----------------------------------
+#
+# Real histories hold follow-ups: a newer chat that takes a topic up again and repeats
+# its words, often more of them, beside the original. Each variant below adds one
+# follow-up per original chat, newer than it, holding the original's words and more
+# occurrences of them; the labels do not change (a query's gold stays the chat it was
+# written about), so a gate confident about the follow-up is confidently wrong.
+
+
+def followup_id(session_id: str) -> str:
+    return f"{session_id}.followup"
+
+
+# How much longer ago than its follow-up an original started, in the Bridge variants:
+# a follow-up may come any time later (the older chat idle 2x to 16x as long).
+FOLLOWUP_AGES = (2, 4, 16)
+
+
+def bridge_with_followups(corpus: BridgeCorpus, ago: int) -> BridgeCorpus:
+    """The Bridge corpus plus a follow-up of every labelled target: same title and
+    harness, keys = the target's keys and its first key once more (the topic
+    restated, every word kept, some twice), started `1/ago` as long ago as the
+    target. The follow-ups come after the original chats, so the filler the eval
+    draws for those is unchanged."""
+    targets = {q.expect for q in corpus.queries}
+    extra = tuple(
+        BridgeChat(
+            followup_id(chat.id),
+            chat.title,
+            chat.harness,
+            chat.days_ago // ago,
+            (*chat.keys, chat.keys[0]),
+        )
+        for chat in corpus.chats
+        if chat.id in targets
+    )
+    return BridgeCorpus(
+        corpus.now, corpus.entries_per_chat, corpus.filler, corpus.chats + extra, corpus.queries
+    )
+
+
+def locomo_with_followups(corpus: Locomo) -> Locomo:
+    """LoCoMo plus a follow-up of every session that holds a question's evidence: a new
+    chat of the same conversation holding the session's turns and then their first
+    half again, dated (in turn) half-way to the next session or half a day after the
+    conversation's last one (a follow-up soon after, or long after)."""
+    gold = {s for q in corpus.questions for s in q.gold}
+    by_sample: dict[str, list[LocomoChat]] = {}
+    for chat in corpus.chats:
+        by_sample.setdefault(chat.sample_id, []).append(chat)
+    extra: list[LocomoChat] = []
+    for chats in by_sample.values():
+        ordered = sorted(chats, key=lambda c: c.date)
+        last = ordered[-1].date + timedelta(hours=12)
+        for i, chat in enumerate(ordered):
+            if chat.session_id not in gold:
+                continue
+            later = ordered[i + 1].date if i + 1 < len(ordered) else chat.date + timedelta(days=1)
+            at = chat.date + (later - chat.date) / 2 if len(extra) % 2 == 0 else last
+            extra.append(
+                LocomoChat(
+                    chat.sample_id,
+                    chat.number + 1000,  # its own session id and title
+                    at,
+                    chat.turns + chat.turns[: max(len(chat.turns) // 2, 1)],
+                )
+            )
+    return Locomo(
+        corpus.chats + tuple(extra), corpus.questions, corpus.skipped_questions, corpus.now
+    )

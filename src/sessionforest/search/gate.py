@@ -9,11 +9,15 @@ other shown chat's entries holding more of the words and its own digest
 (title, opening exchange, latest summary) holding every searched word; or is
 the only chat that matched (when the query was relaxed to OR, its entries may
 hold the words together only if no chat the filters left out, a time window or
-a harness, holds more whole-chat evidence). Where the words tie (a lead short
-of `LEAD`), recency may lead instead: every chat about as strong on the words
-holds no more evidence and has been idle at least `RECENCY` times as long (an
-earlier attempt at the same topic). Never when the time window had to be
-dropped. Anything else says which condition failed.
+a harness, holds more whole-chat evidence). Never when the time window had to
+be dropped. Anything else says which condition failed.
+
+Where the words tie (a lead short of `LEAD`), nothing else leads, recency
+neither: an older chat as strong on the words may be an earlier attempt at the
+topic (the newer chat wanted) or the original that a newer follow-up repeats,
+often with more of the words (the older chat wanted). The words cannot tell the
+two apart, so a near-duplicate pair is left to a model or to the user (issue 26;
+the near-duplicate variants of both corpora in benchmarks/gate_calibration.py).
 
 This is one operating point: `benchmarks/gate_calibration.py` measures the
 whole space of such rules (`benchmarks/gate_space.py`: other lead measures,
@@ -28,14 +32,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from ..ids import parse_iso
 from .results import ChatHit, GateReason
 from .terms import TermChoice
 
 LEAD: Final = 1.5  # the top chat's evidence over the next chat's
 MIN_WORDS: Final = 2  # searched words the top chat must match to lead others
-RECENCY: Final = 2.0  # how many times as long the tied chats must have been idle
-DAY: Final = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,9 @@ class GateInput:
     top_about: bool = True  # the top chat's digest holds every searched word
     # The most whole-chat evidence any chat holds, the filters aside (0: unknown).
     best_evidence: float = 0.0
-    now: datetime | None = None  # what idle times are measured from (None: no recency)
+    # When the search ran: the calibration's recency rules (benchmarks/gate_space.py)
+    # measure idle times from it; this operating point has none.
+    now: datetime | None = None
 
     def judge(self) -> tuple[bool, GateReason, str]:
         return judge(
@@ -65,7 +68,6 @@ class GateInput:
             rivals=self.rivals,
             top_about=self.top_about,
             best_evidence=self.best_evidence,
-            now=self.now,
         )
 
 
@@ -79,35 +81,6 @@ def ratio(top: float, other: float) -> float:
     return float("inf") if top > 0 else 1.0
 
 
-def idle_days(hit: ChatHit, now: datetime) -> float | None:
-    """Days since the chat's latest activity, at least one (None: unreadable)."""
-    try:
-        last = parse_iso(hit.updated_at)
-    except ValueError:
-        return None
-    return max((now - last).total_seconds() / DAY, 1.0)
-
-
-def _newer(top: ChatHit, others: Sequence[ChatHit], now: datetime | None) -> bool:
-    """Whether recency leads where the words do not: every chat of `others` the
-    top chat (which matched every word) does not lead by `LEAD` on evidence
-    holds no more evidence and has been idle `RECENCY` times as long."""
-    if now is None:
-        return False
-    top_idle = idle_days(top, now)
-    if top_idle is None:
-        return False
-    for other in others:
-        if ratio(top.evidence, other.evidence) >= LEAD:
-            continue
-        if other.evidence > top.evidence:
-            return False
-        idle = idle_days(other, now)
-        if idle is None or idle < RECENCY * top_idle:
-            return False
-    return True
-
-
 def judge(
     choice: TermChoice,
     top: ChatHit | None,
@@ -119,7 +92,6 @@ def judge(
     rivals: Sequence[ChatHit] = (),
     top_about: bool = True,
     best_evidence: float = 0.0,
-    now: datetime | None = None,
 ) -> tuple[bool, GateReason, str]:
     """(confident, reason, sentence) from the two best chats of the full ranking.
 
@@ -136,7 +108,6 @@ def judge(
     lead needs it).
     `best_evidence`: the most whole-chat evidence any chat holds, the filters
     aside (a relaxed only hit needs as much).
-    `now`: what idle times are measured from (a recency lead needs it).
     """
     terms = [t.label for t in choice.kept]
     if outside_window is not None and (terms or choice.unknown):
@@ -182,10 +153,7 @@ def judge(
         return False, GateReason.SINGLE_MATCH, "one word cannot single out a chat among others"
     lead = ratio(top.evidence, runner_up.evidence)
     shown = "every word the next chat misses" if lead == float("inf") else f"{lead:.2f}x"
-    newer = lead < LEAD and _newer(top, (runner_up, *rivals), now)
-    if newer:
-        shown = f"recency (the chats as strong on the words are {RECENCY:g}x as old)"
-    if lead < LEAD and not newer:
+    if lead < LEAD:
         return (
             False,
             GateReason.NARROW_LEAD,
@@ -211,8 +179,6 @@ def judge(
     detail = (
         "the top chat matches every word and the next chat misses some"
         if lead == float("inf")
-        else f"the words do not single out the top chat, but it leads by {shown}"
-        if newer
         else f"the top chat matches every word and leads the next by {shown} (evidence scores)"
     )
     return True, GateReason.CLEAR_LEAD, detail

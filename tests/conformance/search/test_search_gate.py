@@ -97,17 +97,21 @@ def test_twins_of_one_age_are_a_narrow_lead(forest: Forest, make_chat: Any) -> N
     assert f"{LEAD}x" in result.detail
 
 
-def test_the_newer_of_twins_leads_by_recency(forest: Forest, make_chat: Any) -> None:
-    # Equal on the words; the older one has been idle over RECENCY times as long.
+def test_twins_equal_on_the_words_are_not_settled_by_recency(
+    forest: Forest, make_chat: Any
+) -> None:
+    # Equal on the words, the older one idle far longer: an earlier attempt, or
+    # the original of a follow-up; the words cannot say which was meant.
     newer = make_chat("Kanji flashcards", ["build a kanji deck"], age_days=3)
     make_chat("Kanji flashcards (earlier)", ["build a kanji deck"], age_days=40)
     result = forest.search_chats("kanji flashcards", now=NOW)
     assert result.top is not None and result.top.session_id == newer
-    assert (result.confident, result.reason) == (True, GateReason.CLEAR_LEAD)
-    assert "recency" in result.detail
+    assert (result.confident, result.reason) == (False, GateReason.NARROW_LEAD)
+    # A rule of the search space with recency would be sure of the newer.
     facts = judged(forest, "kanji flashcards")
-    no_recency = replace(space.RULE, recency=0.0)
-    assert space.rejudge(facts, no_recency)[:2] == (False, GateReason.NARROW_LEAD)
+    with_recency = replace(space.RULE, recency=2.0)
+    sure = space.rejudge(facts, with_recency)
+    assert sure[:2] == (True, GateReason.CLEAR_LEAD) and "recency" in sure[2]
 
 
 def _dated(sid: str, terms: tuple[str, ...], evidence: float, days: float) -> ChatHit:
