@@ -47,6 +47,10 @@ DIGEST_WEIGHT_OR: Final = 0.0
 # than a few rank steps (~0.0003 each), so they settle near ties.
 MULTI_BONUS: Final = 0.003  # reached at five matching entries
 COVER_BONUS: Final = 0.006
+# After an OR, a chat where one entry (or the digest) holds every term (what
+# the AND found, too few to stand alone) ranks above every chat holding only
+# some of them in different entries: more than any fused score can add up to.
+AND_BONUS: Final = 1.0
 RECENCY_BONUS: Final = 0.003  # halves every RECENCY_HALF_LIFE days of inactivity
 RECENCY_HALF_LIFE: Final = 30.0
 # Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
@@ -461,6 +465,8 @@ def _ranked(
             _probe(index, chat, terms)
         if len(terms) > 1 and len(chat.covered) == len(terms):
             chat.score += COVER_BONUS
+        if mode == "or" and chat.and_match:
+            chat.score += AND_BONUS
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
     return ranked
 

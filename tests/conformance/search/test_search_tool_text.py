@@ -133,3 +133,21 @@ def test_a_long_output_keeps_its_head_and_tail(forest: Forest) -> None:
     assert forest.search_session_entries(sid, "platform linux")
     assert forest.search_session_entries(sid, "ledger mismatch")
     assert forest.search_session_entries(sid, "zygomorphic") == []  # the middle is left out
+
+
+LOG_SAMPLE = DATA / "-Users-dain-workspace-claude-code-log-sample"
+COVERAGE_RUN = "07f2e15c-a38b-454b-9148-60edc06de401"
+
+
+def test_the_chat_whose_one_entry_holds_the_whole_command_comes_first(forest: Forest) -> None:
+    # The project's other chats talk about "uv run pytest" more; only this one ran
+    # the command with these options (a Bash call). Too few chats hold every word
+    # in one entry for AND alone, so the OR list decides, and that entry still wins.
+    report = forest.import_chats("claude-code", LOG_SAMPLE)
+    [gold] = [c.session_id for c in report.chats if c.source.id == COVERAGE_RUN]
+    found = forest.search_chats(
+        "uv run pytest --cov=claude_code_log --cov-report=term-missing", now=NOW
+    )
+    assert found.mode == "or"
+    assert len(found.hits) > 3
+    assert found.hits[0].session_id == gold
