@@ -543,3 +543,24 @@ def test_a_real_codex_fork_is_a_branch_of_its_parent_chat(real_cli: Any, tmp_pat
         )
         assert set(users.values()) == {1}
         assert forest.head(sid) == said["answer forked"].id
+
+
+def test_sources_count_a_rewound_thread_once(
+    forest: Forest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`forest sources`: a thread's rewind segments are that thread's one chat, and once
+    imported (into the thread's chat) they are not reported as new."""
+    home = tmp_path / "codex"
+    day = home / "sessions" / "2026" / "03" / "01"
+    thread = "01a23786-095e-7c61-809b-285dd62a7f81"
+    ends = _rollout(day / f"rollout-2026-03-01T10-00-00-{thread}.jsonl",
+                    [_meta(thread), *_turn(1, "q1", 1), *_turn(2, "q2", 3)])  # fmt: skip
+    segment = f"rollout-2026-03-01T10-01-00-{thread}_01a23786-2872-72b1-aa0f-8078865fe8c0.jsonl"
+    _rollout(day / segment, [_segment_meta(thread, thread, 5, ends[4]), *_turn(3, "q2b", 9)], 5)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    (before,) = [loc for loc in forest.sources() if loc.harness.format == "codex"]
+    assert (len(before.files), before.chats, before.new) == (2, 1, 2)
+    assert forest.import_chats("codex", home / "sessions").ok
+    (after,) = [loc for loc in forest.sources() if loc.harness.format == "codex"]
+    assert (after.chats, after.new, after.imported) == (1, 0, 2)

@@ -96,6 +96,16 @@ def _segment(path: Path, meta: dict[str, Any]) -> str | None:
     return None
 
 
+def segment_of(path: Path) -> str | None:
+    """The thread a rewind segment belongs to, by its name (`rollout-<ts>-<thread>_<segment>`,
+    both uuids), without reading it; None for any other file."""
+    stem = path.stem
+    if not stem.startswith("rollout-") or "_" not in stem:
+        return None
+    thread = stem.rsplit("_", 1)[0][-36:]
+    return thread if len(thread) == 36 and thread.count("-") == 4 else None
+
+
 def _base(path: Path, meta: dict[str, Any]) -> tuple[Path, int | None, int | None] | None:
     """The file a segment's `history_base` names (by the id its name ends with, looked for
     under the same Codex home), with the ordinal and byte offset its kept history ends at."""
@@ -511,4 +521,6 @@ def _output(call_id: Any, output: Any) -> Item:
     return "tool.completed", payload, None
 
 
-__all__ = ["FORMAT", "HIDDEN", "accept", "default_root", "follow", "import_file", "order"]
+__all__ = [
+    "FORMAT", "HIDDEN", "accept", "default_root", "follow", "import_file", "order", "segment_of",
+]  # fmt: skip

@@ -206,10 +206,17 @@ def _count(location: Location, imported: Imported) -> Location:
         )
     elif location.harness.format == "aider":
         location.chats = sum(_aider_runs(f) for f in location.files)
+    elif location.harness.format == "codex":
+        # a rewind's segment file (`..-<thread>_<segment>.jsonl`) is its thread's chat
+        location.chats = sum(1 for f in location.files if codex.segment_of(f) is None)
     else:
         location.chats = sum(1 for f in location.files if not f.name.startswith("checkpoint-"))
+    threads = _codex_threads(imported) if location.harness.format == "codex" else {}
     for file in location.files:
         when = imported.get(str(file))
+        thread = codex.segment_of(file) if threads else None
+        if when is None and thread is not None:
+            when = threads.get(thread)  # imported into its thread's chat
         if when is None:
             location.new += 1
             continue
@@ -217,6 +224,17 @@ def _count(location: Location, imported: Imported) -> Location:
         if _mtime(file) > _later(when):
             location.changed += 1
     return location
+
+
+def _codex_threads(imported: Imported) -> dict[str, str]:
+    """The Codex threads imported (the id a rollout's name ends with), each with the time
+    of its chat's newest entry."""
+    threads: dict[str, str] = {}
+    for path, when in imported.items():
+        name = Path(path).name
+        if name.startswith("rollout-") and name.endswith(".jsonl"):
+            threads[name[: -len(".jsonl")][-36:]] = when
+    return threads
 
 
 # A file written this long after the newest entry imported from it has more to import
