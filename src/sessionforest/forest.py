@@ -270,8 +270,8 @@ class Forest(FollowFacade, ModelFacade):
         """How many sessions `sessions` would list (without a page)."""
         return self._store.count_sessions(include_hidden=include_hidden)
 
-    def heads(self) -> list[tuple[str, str | None, str, str]]:
-        """(session id, head, updated_at, status) of every session, cheaply: what a
+    def heads(self) -> list[tuple[str, str | None, str, str, str]]:
+        """(session id, head, updated_at, status, title) of every session, cheaply: what a
         server compares between polls to notice commits by other processes."""
         return self._store.heads()
 

@@ -158,13 +158,15 @@ def test_heads_lists_every_session_with_its_head_time_and_status(forest: Forest)
     empty = forest.create_session(title="empty")
     busy = forest.create_session(title="busy")
     first = forest.append(busy, "user.message", {"content": [{"type": "text", "text": "one"}]})
-    before = {sid: (head, status) for sid, head, _, status in forest.heads()}
+    before = {sid: (head, status) for sid, head, _, status, _ in forest.heads()}
     assert before == {empty: (None, "active"), busy: (first.id, "active")}
     second = forest.append(busy, "user.message", {"content": [{"type": "text", "text": "two"}]})
     forest.set_status(empty, "ended")
-    after = {sid: (head, updated, status) for sid, head, updated, status in forest.heads()}
+    forest.rename(busy, "renamed")
+    after = {sid: row for sid, *row in forest.heads()}
     assert after[busy][0] == second.id and after[busy][1] >= first.created_at
     assert after[empty][0] is None and after[empty][2] == "ended"
+    assert (after[empty][3], after[busy][3]) == ("empty", "renamed")
 
 
 def test_a_path_to_any_entry_is_its_parent_walk_and_leaves_the_head(forest: Forest) -> None:

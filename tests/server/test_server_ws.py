@@ -240,3 +240,27 @@ def test_a_cli_append_to_the_same_store_is_pushed_live(server: Running, http: ht
         assert notes[1]["change"] == "appended" and notes[1]["entry_ids"] == [mine]
         with pytest.raises(TimeoutError):
             socket.recv(timeout=1.0)
+
+
+def test_a_cli_rename_is_pushed_live_and_the_servers_own_once(
+    server: Running, http: httpx.Client
+) -> None:
+    """`forest rename` in a terminal (another process) is noticed as `renamed`, after
+    this server's own append to the chat; the server's own rename is told once."""
+    sid = call(http, "sessions/create", {"title": "terminal"})["id"]
+    call(http, "sessions/append", [sid, "user.message", {"content": TEXT}])
+    with connect(server.ws) as socket:
+        peer = Peer(socket)
+        peer.call("sessions/subscribe", {"session_id": sid})
+        subprocess.run(
+            [FOREST, "--db", str(server.db), "rename", sid, "from the shell"],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        (note,) = [n["params"] for n in peer.wait(1)]
+        assert (note["session_id"], note["change"]) == (sid, "renamed"), note
+        assert call(http, "sessions/get", [sid])["title"] == "from the shell"
+        call(http, "sessions/rename", {"session_id": sid, "title": "from the UI"})
+        notes = [n["params"] for n in peer.wait(2)]
+        assert notes[1]["change"] == "renamed"
+        with pytest.raises(TimeoutError):
+            socket.recv(timeout=1.0)

@@ -19,7 +19,7 @@ class CountingForest(Forest):
 
     scans = 0
 
-    def heads(self) -> list[tuple[str, str | None, str, str]]:
+    def heads(self) -> list[tuple[str, str | None, str, str, str]]:
         self.scans += 1
         return super().heads()
 

@@ -59,6 +59,9 @@ class Change:
     entry_ids: tuple[str, ...] | None = ()
     first_sequence: int | None = None
     last_sequence: int | None = None
+    # A rename's new title: not sent (read it with sessions/get), but remembered
+    # (watcher.OwnCommits) so the watcher does not announce this server's rename again.
+    title: str | None = None
 
 
 def appended(entries: Sequence[Entry], status: str) -> Change:

@@ -1,7 +1,8 @@
 """Other processes' commits as `sessions/changed`: the watcher thread.
 
-Commits by other processes (a `forest append` in a terminal, another server,
-an importer) are noticed by polling every session's head (`Forest.heads()`)
+Commits by other processes (a `forest append` or `forest rename` in a terminal,
+another server, an importer) are noticed by polling every session's head, status
+and title (`Forest.heads()`)
 every `WATCH_SECONDS`, but only when the store's commit probe moved
 (`Forest.commit_probe`, SQLite's `PRAGMA data_version`): an idle store costs one
 pragma a poll, no scan and no lock the writer waits on. What this server's own
@@ -31,7 +32,8 @@ class OwnCommits:
     commit of ours that is not remembered yet."""
 
     def __init__(self) -> None:
-        self._last: dict[str, tuple[str | None, str]] = {}
+        # (head, status, the title it last renamed the session to, None: never)
+        self._last: dict[str, tuple[str | None, str, str | None]] = {}
         self._lock = threading.RLock()
 
     @contextmanager
@@ -42,9 +44,13 @@ class OwnCommits:
     def remember(self, changes: list[Change]) -> None:
         with self._lock:
             for change in changes:
-                self._last[change.session_id] = (change.head, change.status)
+                kept = self._last.get(change.session_id)
+                title = change.title
+                if title is None and kept is not None:
+                    title = kept[2]
+                self._last[change.session_id] = (change.head, change.status, title)
 
-    def snapshot(self) -> dict[str, tuple[str | None, str]]:
+    def snapshot(self) -> dict[str, tuple[str | None, str, str | None]]:
         with self._lock:
             return dict(self._last)
 
@@ -100,7 +106,7 @@ class Watcher:
     def _watch(self, probe: CommitProbe | None) -> None:
         last: list[int | None] = [None]
         self._moved(probe, last)  # the reading the first scan is current with
-        seen = {sid: (head, updated, status) for sid, head, updated, status in self._poll()}
+        seen = {sid: (head, at, status, title) for sid, head, at, status, title in self._poll()}
         while not self._stop.wait(self.every):
             if not self._moved(probe, last):
                 continue
@@ -108,25 +114,30 @@ class Watcher:
             with self.own.guard():
                 polled = self._poll()
                 ours = self.own.snapshot()
-            for sid, head, updated, status in polled:
+            for sid, head, updated, status, title in polled:
                 before = seen.get(sid)
-                seen[sid] = (head, updated, status)
-                if before == (head, updated, status):
+                seen[sid] = (head, updated, status, title)
+                if before == (head, updated, status, title):
                     continue
-                if ours.get(sid) == (head, status):
+                own = ours.get(sid)
+                retitled = before is not None and before[3] != title
+                ours_alone = own is not None and (not retitled or own[2] == title)
+                if ours_alone and own is not None and own[:2] == (head, status):
                     continue  # this server's writer committed it and said so
-                if before is None and sid in ours:
+                if before is None and own is not None:
                     # New to this watcher, but this server wrote it (and said it was
                     # created) after the watcher's last poll: compare with that.
-                    before = (ours[sid][0], updated, ours[sid][1])
+                    before = (own[0], updated, own[1], title)
                 kind = "created" if before is None else "head_moved"
                 if before is not None and before[0] == head and before[2] != status:
                     kind = "status"
+                elif before is not None and before[:3] == (head, updated, status):
+                    kind = "renamed"  # `forest rename` in a terminal: only the title moved
                 changes.append(Change(sid, kind, head, status, None))
             if changes:
                 self._on_changes(changes)
 
-    def _poll(self) -> list[tuple[str, str | None, str, str]]:
+    def _poll(self) -> list[tuple[str, str | None, str, str, str]]:
         try:
             return self.forest.heads()
         except ForestError:

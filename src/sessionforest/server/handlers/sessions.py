@@ -125,7 +125,7 @@ def rename(call: Call, p: RenameParams) -> Json:
     empty): an import of its source keeps it. Answers the session as listed and
     notifies `sessions/changed` with `change` = "renamed"."""
     info = call.forest.rename(p.session_id, p.title)
-    call.changed(Change(p.session_id, "renamed", info.head, info.status))
+    call.changed(Change(p.session_id, "renamed", info.head, info.status, title=info.title))
     return info.to_json()
 
 

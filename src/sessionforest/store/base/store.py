@@ -70,8 +70,8 @@ class Store(Protocol):
         """How many sessions there are (top-level ones only without `include_hidden`)."""
         ...
 
-    def heads(self) -> list[tuple[str, str | None, str, str]]:
-        """(session id, head, updated_at, status) of every session: a cheap scan of
+    def heads(self) -> list[tuple[str, str | None, str, str, str]]:
+        """(session id, head, updated_at, status, title) of every session: a cheap scan of
         one row per session (no entry counts), for noticing other writers' commits."""
         ...
 

@@ -54,7 +54,7 @@ TOP_LEVEL = " WHERE s.visibility = 'top-level'"
 
 # One row per session and nothing counted: what a watcher compares between polls.
 HEADS = """
-SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status
+SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status, s.title
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
@@ -277,9 +277,10 @@ class SQLStore(Generic[C]):
         with self._db.read() as conn:
             return int(conn.execute(COUNT_SESSIONS + where).fetchone()[0])
 
-    def heads(self) -> list[tuple[str, str | None, str, str]]:
+    def heads(self) -> list[tuple[str, str | None, str, str, str]]:
         with self._db.read() as conn:
-            return [(r[0], r[1], r[2], r[3]) for r in conn.execute(self._q.heads).fetchall()]
+            rows = conn.execute(self._q.heads).fetchall()
+            return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def set_status(self, session_id: str, status: str) -> None:
         if status not in SessionStatus.__members__.values():
