@@ -37,6 +37,16 @@ NAME = "tooltext"
 APPENDED = 4_000
 # The FTS5 word index's shadow tables (content, postings, sizes, segment index).
 SHADOWS = ("_content", "_data", "_docsize", "_idx")
+# Measured apart (benchmarks/stemming.py builds every store twice): kept as text.
+STEMMING = (
+    'Stemming (what "tokenizer" should find), measured by `PYTHONPATH=src '
+    ".venv/bin/python benchmarks/stemming.py porter|plain` on 2026-12-02: porter (as "
+    'shipped: "tokenizer" also finds "token", "tokens", "tokenize") vs unicode61 alone '
+    '(only "tokenizer"): coding-agent set recall@1 65 vs 66/77, recall@5 69 vs 69/77, '
+    "confident-wrong 0 vs 0; Bridge recall@4 exact 15 vs 15, vague 7 vs 6, time 10 vs 10,"
+    " wrong 0 vs 0. Kept porter: code names are matched as phrases of their parts either "
+    "way, and the conversational queries need the stems."
+)
 REAL = harness.REPO.parent / "shared" / "data" / "claude-code"
 
 
@@ -239,6 +249,7 @@ def run(quick: bool) -> Section:
         )
     for db in (plain_db, tool_db):
         harness.remove_db(db)
+    notes.append(STEMMING)
     return Section(
         NAME,
         "Tool text in the index (issue 26)",
