@@ -399,6 +399,8 @@ def regressions() -> list[str]:
     return [
         "Bridge recall@1 exact / vague / time: "
         + bench_search._per_class(outcomes, lambda o: o.at(1)),
+        "Bridge recall@4 (bench_search's found) exact / vague / time: "
+        + bench_search._per_class(outcomes, lambda o: o.at(4)),
         f"Bridge confident {sum(o.confident for o in outcomes)}/{len(outcomes)}, "
         f"wrong {sum(o.confident_wrong for o in outcomes)}",
         f"LoCoMo ({lo.questions} questions) recall@1 {at1:.3f}, recall@5 {at5:.3f}, "
