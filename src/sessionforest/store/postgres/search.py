@@ -207,6 +207,16 @@ WITH RECURSIVE path(id, parent, sequence) AS (
 SELECT sequence FROM path
 """
 
+# The head and its sequence; the rows between a hit and the head, for `_on_path`.
+HEAD_ROW = """
+SELECT h.active_entry_id, e.sequence FROM session_heads h
+JOIN session_entries e ON e.session_id = h.session_id AND e.id = h.active_entry_id
+WHERE h.session_id = %s
+"""
+PATH_RANGE = """
+SELECT sequence, id, parent_entry_id FROM session_entries
+WHERE session_id = %s AND sequence BETWEEN %s AND %s
+"""
 # A find hit's entry by its key: the session's id (for the walk above) and the entry's.
 LANDING = """
 SELECT s.id, e.id FROM sessions s
@@ -447,8 +457,24 @@ class PostgresSearch:
         row = self._conn.execute(LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
         if row is None:
             return None
-        walk = self._conn.execute(ACTIVE_SEQUENCES, {"sid": row[0], "oldest": sequence})
-        return Landing(row[1], sequence, any(r[0] == sequence for r in walk))
+        return Landing(row[1], sequence, self._on_path(row[0], sequence))
+
+    def _on_path(self, session_id: str, sequence: int) -> bool:
+        """Whether the entry at `sequence` is an ancestor of the head (or the head): the
+        rows from it up to the head read as one range of the sequence index, their
+        parent links followed here (a recursive walk costs an index probe a step)."""
+        head = self._conn.execute(HEAD_ROW, (session_id,)).fetchone()
+        if head is None or head[0] is None or head[1] < sequence:
+            return False
+        rows = self._conn.execute(PATH_RANGE, (session_id, sequence, head[1])).fetchall()
+        parent_of: dict[str, tuple[int, str | None]] = {r[1]: (r[0], r[2]) for r in rows}
+        at: str | None = head[0]
+        while at is not None and at in parent_of:
+            seq, parent = parent_of[at]
+            if seq <= sequence:
+                return seq == sequence
+            at = parent
+        return False
 
     # --- recall ---
 

@@ -18,6 +18,7 @@ import orjson
 from .... import snippets
 from ...base import ChatKey, ChatRow, EntryKey, Landing, Spaceless, Term
 from ...base.search import then_missing
+from .. import paths
 from . import fts, grams
 from .grams import Grams, GramVocabulary
 from .recall import ACTIVE_SEQUENCES, SESSION_NUM, SQLiteSessionIndex
@@ -62,6 +63,8 @@ LANDING = """
 SELECT s.session_id, e.id FROM search_sessions s
 JOIN session_entries e ON e.session_id = s.session_id AND e.sequence = ? WHERE s.num = ?
 """
+# The head, and the materialised path's tip and length (paths.py): trusted when the tip is the head.
+HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
 # The activity span comes from search_sessions: no session_entries rows are read.
 _CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
 FROM search_sessions m JOIN sessions s ON s.id = m.session_id
@@ -271,8 +274,19 @@ class SQLiteSearch:
         row = self._conn.execute(LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
         if row is None:
             return None
-        walk = self._conn.execute(ACTIVE_SEQUENCES, {"sid": row[0], "oldest": sequence})
-        return Landing(row[1], sequence, any(r[0] == sequence for r in walk))
+        return Landing(row[1], sequence, self._on_path(row[0], sequence))
+
+    def _on_path(self, session_id: str, sequence: int) -> bool:
+        """Whether the entry at `sequence` is on the active path: by the materialised
+        path's segments when they describe the head's path (a few rows), else by
+        walking the parent links from the head (as many rows as the path is long)."""
+        head = self._conn.execute(HEAD_PATH, (session_id,)).fetchone()
+        if head is not None and head[0] is not None and head[1] == head[0] and head[2]:
+            ranges = paths.spans(self._conn, session_id, head[2], 0)
+            if ranges is not None:
+                return any(low <= sequence <= high for low, high in ranges)
+        walk = self._conn.execute(ACTIVE_SEQUENCES, {"sid": session_id, "oldest": sequence})
+        return any(r[0] == sequence for r in walk)
 
     # --- recall ---
 
