@@ -468,11 +468,12 @@ def test_everything_is_reachable_by_keyboard(
     expect(page.get_by_role("list", name="Search results").get_by_role("button")).to_have_count(1)
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", level=1)).to_contain_text("database is locked")
-    for _ in range(60):  # Tab on until the forest's head is focused
+    for _ in range(60):  # Tab on until the forest's node is focused
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.getAttribute('role')") == "treeitem":
             break
-    focused = page.evaluate("document.activeElement.getAttribute('aria-current')")
+    # The hit names its entry, so the chat opened there: the forest's tab stop is that node.
+    focused = page.evaluate("document.activeElement.getAttribute('aria-selected')")
     assert focused == "true"
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"

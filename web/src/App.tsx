@@ -137,7 +137,10 @@ export function App() {
     try {
       const page = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000 });
       const all = [...page.sessions];
-      // Every page: the list is virtualised, so thousands of chats cost nothing to draw.
+      // The newest chats are drawn as soon as their page is in (the rest follow: with 5,000
+      // chats, waiting for every page kept the list blank for seconds). Every page is read:
+      // the list is virtualised, so thousands of chats cost nothing to draw.
+      if (page.next_offset != null) setSessions([...all]);
       for (let next = page.next_offset; next != null; ) {
         const more = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000, offset: next });
         all.push(...more.sessions);
