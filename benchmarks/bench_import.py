@@ -35,7 +35,12 @@ INSERT_SESSION = (
     "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-INSERT_HEAD = "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)"
+# An upsert: a session row already made its head row (migration session_listing).
+INSERT_HEAD = (
+    "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+    "updated_at = excluded.updated_at"
+)
 
 
 def _sizes(quick: bool) -> tuple[int, tuple[int, int], int]:

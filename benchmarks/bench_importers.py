@@ -177,7 +177,9 @@ def _floor(source: Path, stored: Any, db: Path, parse: bool) -> tuple[int, int]:
         )
         conn.executemany(INSERT_ENTRY, lockstep() if parse else rows)
         conn.execute(
-            "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)",
+            "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+            "updated_at = excluded.updated_at",
             head,
         )
         conn.execute("COMMIT")

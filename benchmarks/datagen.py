@@ -32,7 +32,12 @@ INSERT_SESSION = (
     "INSERT INTO sessions(id, title, harness, cwd, created_at, status, visibility) "
     "VALUES (?, ?, ?, ?, ?, 'active', 'top-level')"
 )
-INSERT_HEAD = "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)"
+# An upsert: a session row already made its head row (migration session_listing).
+INSERT_HEAD = (
+    "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+    "updated_at = excluded.updated_at"
+)
 
 _PROSE = (
     "the agent ran tests on the branch and a fixture failed because the migration renamed "

@@ -26,6 +26,7 @@ import bench_heavy
 import bench_hostile
 import bench_import
 import bench_importers
+import bench_listing
 import bench_index_append
 import bench_mirror
 import bench_path
@@ -69,6 +70,7 @@ WORKLOADS: dict[str, Callable[[bool], Section]] = {
     bench_ui.NAME: bench_ui.run,
     bench_ui.DAILY: bench_ui.run_daily,
     bench_cli.NAME: bench_cli.run,
+    bench_listing.NAME: bench_listing.run,
 }
 
 

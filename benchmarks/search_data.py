@@ -185,7 +185,12 @@ INSERT_ENTRY = (
     "semantic_schema_version, kind, payload, context_visibility, created_at, stamp) "
     "VALUES (?, ?, ?, ?, 2, ?, ?, 'context', ?, NULL)"
 )
-INSERT_HEAD = "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?)"
+# An upsert: a session row already made its head row (migration session_listing).
+INSERT_HEAD = (
+    "INSERT INTO session_heads(session_id, active_entry_id, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id, "
+    "updated_at = excluded.updated_at"
+)
 
 
 class Lexicon:

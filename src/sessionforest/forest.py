@@ -71,6 +71,7 @@ from .store.base import (
     NewSession,
     Stamping,
     Unset,
+    session_cursor,
 )
 
 if TYPE_CHECKING:
@@ -255,16 +256,25 @@ class Forest(FollowFacade, ModelFacade):
         order: str = "created",
         limit: int | None = None,
         offset: int = 0,
+        after: str | None = None,
     ) -> list[SessionInfo]:
         """Every session (`include_hidden=False`: top-level ones only), or the page of
-        `limit` of them from `offset`.
+        `limit` of them from `offset` or after `after`.
 
         `order="created"` lists them oldest first; `"updated"` puts the latest
         activity (the `updated_at` each carries) first, as a sidebar does.
+        `after` is `Forest.cursor(last)` of the previous page's last session: the
+        next page starts right after it, at the cost of one page however deep
+        (an offset skips the rows before it one by one).
         """
         return self._store.sessions(
-            include_hidden=include_hidden, order=order, limit=limit, offset=offset
+            include_hidden=include_hidden, order=order, limit=limit, offset=offset, after=after
         )
+
+    @staticmethod
+    def cursor(session: SessionInfo) -> str:
+        """The cursor `sessions(after=...)` continues a listing after `session` with."""
+        return session_cursor(session.updated_at, session.id)
 
     def count_sessions(self, *, include_hidden: bool = True) -> int:
         """How many sessions `sessions` would list (without a page)."""

@@ -214,13 +214,15 @@ class ErrorJson(TypedDict):
 
 
 class SessionsPage(Value, frozen=True):
-    """`sessions/list`: a page of sessions; `next_offset` is null on the last page."""
+    """`sessions/list`: a page of sessions. `next_cursor` (pass it as `cursor`) or
+    `next_offset` (as `offset`) asks for the next page; both are null on the last."""
 
     wire_name: ClassVar[str] = "SessionsPageJson"
 
     sessions: list[SessionInfo]
     total: int
     next_offset: int | None
+    next_cursor: str | None = None
 
 
 class Resolved(Value, frozen=True):

@@ -139,11 +139,7 @@ def test_entries_without_a_head_get_one(forest: Forest, harness: Harness, branch
 
 def test_a_dangling_head_of_an_empty_session_is_cleared(forest: Forest, harness: Harness) -> None:
     sid = forest.create_session()
-    harness.insert_rows(
-        forest,
-        "session_heads",
-        [{"session_id": sid, "active_entry_id": "ghost", "updated_at": "t"}],
-    )
+    set_head(harness, forest, sid, "ghost")  # its head row came with the session
     report = repaired(harness, forest, sid)
     assert [a.code for a in report.actions] == ["cleared-head"]
     assert forest.head(sid) is None and report.ok
@@ -228,11 +224,7 @@ def test_a_head_with_no_intact_entry_to_move_to_is_left_and_explained(
 ) -> None:
     sid = forest.create_session()
     insert(harness, forest, sid, "x", "vanished", 1)
-    harness.insert_rows(
-        forest,
-        "session_heads",
-        [{"session_id": sid, "active_entry_id": "ghost", "updated_at": "t"}],
-    )
+    set_head(harness, forest, sid, "ghost")  # its head row came with the session
     report = repaired(harness, forest, sid)
     assert report.actions == ()
     assert rows(harness, forest, "session_heads")[0]["active_entry_id"] == "ghost"

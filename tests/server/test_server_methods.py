@@ -335,3 +335,44 @@ def test_import_of_real_transcripts_inside_the_root(tmp_path: Path) -> None:
             assert escape["data"]["type"] == "InvalidArgument"
     finally:
         assert running.stop() == 0
+
+
+def test_sessions_list_pages_by_cursor_in_both_orders(http: httpx.Client) -> None:
+    made = [call(http, "sessions/create", {"title": f"chat {n}"})["id"] for n in range(7)]
+    # Activity moves two of them to the top; the rest keep their creation times.
+    for sid in (made[2], made[5]):
+        call(http, "sessions/append",
+             {"session_id": sid, "kind": "user.message", "payload": {"content": TEXT}})  # fmt: skip
+    for order in ("created", "updated"):
+        # Pages by cursor give exactly the one long page, in its order (chats made in
+        # one millisecond tie on their time, and a tie is broken by id).
+        whole = call(http, "sessions/list", {"order": order, "limit": 100})
+        expected = [s["id"] for s in whole["sessions"]]
+        assert sorted(expected) == sorted(made)
+        if order == "created":
+            assert expected == made
+        else:
+            assert expected[:2] == [made[5], made[2]]
+        seen, cursor, pages = [], None, 0
+        while True:
+            params: dict[str, object] = {"order": order, "limit": 3}
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = call(http, "sessions/list", params)
+            assert page["total"] == 7
+            seen += [s["id"] for s in page["sessions"]]
+            pages += 1
+            cursor = page["next_cursor"]
+            if cursor is None:
+                assert page["next_offset"] is None
+                break
+            # A cursor page says no offset (it would skip from the start).
+            assert (page["next_offset"] is None) == (pages > 1)
+        assert (seen, pages) == (expected, 3), order
+    # A page whose cursor names the last session: empty, and no next page.
+    last = call(http, "sessions/list", {"order": "created", "limit": 7})
+    assert last["next_cursor"] is None and last["next_offset"] is None
+    both = error_of(http, "sessions/list", {"cursor": "x~y", "offset": 2})
+    assert both["data"]["type"] == "InvalidArgument" and "cursor or an offset" in both["message"]
+    bad = error_of(http, "sessions/list", {"order": "updated", "cursor": "not a cursor"})
+    assert bad["data"]["type"] == "InvalidArgument" and "next_cursor" in bad["message"]

@@ -139,12 +139,13 @@ export function App() {
       const all = [...page.sessions];
       // The newest chats are drawn as soon as their page is in (the rest follow: with 5,000
       // chats, waiting for every page kept the list blank for seconds). Every page is read:
-      // the list is virtualised, so thousands of chats cost nothing to draw.
-      if (page.next_offset != null) setSessions([...all]);
-      for (let next = page.next_offset; next != null; ) {
-        const more = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000, offset: next });
+      // the list is virtualised, so thousands of chats cost nothing to draw. By cursor:
+      // each page costs the server one page, however deep it is.
+      if (page.next_cursor != null) setSessions([...all]);
+      for (let next = page.next_cursor; next != null; ) {
+        const more = await call("sessions/list", { include_hidden: true, order: "updated", limit: 1000, cursor: next });
         all.push(...more.sessions);
-        next = more.next_offset;
+        next = more.next_cursor;
       }
       setSessions(all);
     } catch (e) {

@@ -1,12 +1,16 @@
 """Other processes' commits as `sessions/changed`: the watcher thread.
 
 Commits by other processes (a `forest append` or `forest rename` in a terminal,
-another server, an importer) are noticed by polling every session's head, status
-and title (`Forest.heads()`)
-every `WATCH_SECONDS`, but only when the store's commit probe moved
-(`Forest.commit_probe`, SQLite's `PRAGMA data_version`): an idle store costs one
-pragma a poll, no scan and no lock the writer waits on. What this server's own
-writer committed is remembered (`OwnCommits`) so it is not told twice.
+another server, an importer) are noticed every `WATCH_SECONDS`, only when the
+store's commit probe moved (`Forest.commit_probe`: SQLite's `PRAGMA
+data_version`, PostgreSQL's LISTEN/NOTIFY), and then only the sessions that
+changed are read, each's head, activity, status and title (the probe's
+`changed()`: SQLite's `session_changes` revs, the notified ids): an idle store
+costs one pragma or none a poll, and a poll after a commit reads the rows of
+that commit, however many sessions the store holds. Every head is read
+(`Forest.heads()`) only at the start and when a probe cannot tell. What this
+server's own writer committed is remembered (`OwnCommits`) so it is not told
+twice.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from contextlib import contextmanager
 
 from ..errors import ForestError
 from ..forest import Forest
-from ..store.base import CommitProbe
+from ..store.base import CommitProbe, HeadRow
 from .changes import Change
 
 # How often other processes' commits are looked for: the UI's "within a second".
@@ -112,7 +116,7 @@ class Watcher:
                 continue
             changes = []
             with self.own.guard():
-                polled = self._poll()
+                polled = self._changed(probe)
                 ours = self.own.snapshot()
             for sid, head, updated, status, title in polled:
                 before = seen.get(sid)
@@ -137,7 +141,19 @@ class Watcher:
             if changes:
                 self._on_changes(changes)
 
-    def _poll(self) -> list[tuple[str, str | None, str, str, str]]:
+    def _changed(self, probe: CommitProbe | None) -> list[HeadRow]:
+        """The heads of the sessions changed since the last poll (every head when the
+        probe cannot tell)."""
+        if probe is not None:
+            try:
+                rows = probe.changed()
+            except Exception:  # a probe that fails says nothing: read every head
+                rows = None
+            if rows is not None:
+                return rows
+        return self._poll()
+
+    def _poll(self) -> list[HeadRow]:
         try:
             return self.forest.heads()
         except ForestError:

@@ -155,7 +155,7 @@ folder = sys.argv[1]
 db = os.path.join(folder, "forest.db")
 filler = os.path.join(folder, "filler")
 with open(filler, "wb") as handle:
-    handle.write(b"\\0" * 160 * 1024)
+    handle.write(b"\\0" * 96 * 1024)
 runner = CliRunner()
 def run(*args):
     done = runner.invoke(cli, ["--db", db, *args])

@@ -92,6 +92,7 @@ export interface Methods {
       include_hidden?: boolean;
       order?: "created" | "updated";
       offset?: number;
+      cursor?: string | null;
       limit?: number;
     };
     result: SessionsPageJson;
@@ -567,12 +568,14 @@ export interface SessionSourceJson {
   path: string | null;
 }
 /**
- * `sessions/list`: a page of sessions; `next_offset` is null on the last page.
+ * `sessions/list`: a page of sessions. `next_cursor` (pass it as `cursor`) or
+ * `next_offset` (as `offset`) asks for the next page; both are null on the last.
  *
  * This interface was referenced by `Methods`'s JSON-Schema
  * via the `definition` "SessionsPageJson".
  */
 export interface SessionsPageJson {
+  next_cursor: string | null;
   next_offset: number | null;
   sessions: SessionJson[];
   total: number;
@@ -1566,6 +1569,7 @@ export interface ImportParams {
  * via the `definition` "ListParams".
  */
 export interface ListParams {
+  cursor?: string | null;
   include_hidden?: boolean;
   limit?: number;
   offset?: number;

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
+from ...errors import InvalidArgument
 from ...ids import MAX_TITLE
 from ...model import SessionInfo
 from ...wire import ChatCounts, Json, Resolved, SessionsPage, Workers
@@ -55,22 +56,30 @@ class ListParams(Params):
     include_hidden: bool = False
     order: Literal["created", "updated"] = "created"
     offset: Annotated[int, Meta(ge=0)] = 0
+    # The `next_cursor` of the page before: the next page at the cost of one page,
+    # however deep (an offset skips every row before it). Not with an offset.
+    cursor: Annotated[str, Meta(min_length=1, max_length=512)] | None = None
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE)] = MAX_PAGE
 
 
 @group.method("sessions/list", ListParams, SessionsPage, "read")
 def list_sessions(call: Call, p: ListParams) -> Json:
     """A page of sessions: oldest first (`order="created"`) or latest activity first;
-    hidden ones only with `include_hidden`."""
+    hidden ones only with `include_hidden`. Page on with `cursor` (`next_cursor`)."""
+    if p.cursor is not None and p.offset:
+        raise InvalidArgument("offset", "give a cursor or an offset, not both")
     # The page and the count, not every session: each listed one counts its entries.
     forest = call.forest
-    page = forest.sessions(
-        include_hidden=p.include_hidden, order=p.order, limit=p.limit, offset=p.offset
-    )
+    # One row more than the page says whether another page follows.
+    rows = forest.sessions(
+        include_hidden=p.include_hidden, order=p.order, limit=p.limit + 1, offset=p.offset,
+        after=p.cursor,
+    )  # fmt: skip
+    page, more = rows[: p.limit], len(rows) > p.limit
     total = forest.count_sessions(include_hidden=p.include_hidden)
-    end = p.offset + len(page)
-    next_offset = end if end < total else None
-    return SessionsPage(page, total, next_offset).to_json()
+    next_offset = p.offset + len(page) if more and p.cursor is None else None
+    next_cursor = forest.cursor(page[-1]) if more else None
+    return SessionsPage(page, total, next_offset, next_cursor).to_json()
 
 
 class SessionParams(Params):

@@ -20,6 +20,7 @@ families in errors.py; every method documents the ones it raises.
 from .backend import (
     Backend,
     CommitProbe,
+    HeadRow,
 )
 from .bulk import (
     AgentLinks,
@@ -69,6 +70,8 @@ from .values import (
     NewSession,
     Stamping,
     Unset,
+    parse_session_cursor,
+    session_cursor,
 )
 from .vectors import (
     Pending,
@@ -93,6 +96,7 @@ __all__ = [
     "ChatRow",
     "ChatWriter",
     "CommitProbe",
+    "HeadRow",
     "EntryKey",
     "EntryReader",
     "EntryRow",
@@ -115,4 +119,6 @@ __all__ = [
     "TreeStore",
     "Unset",
     "VectorStore",
+    "parse_session_cursor",
+    "session_cursor",
 ]

@@ -18,11 +18,21 @@ from .vectors import VectorStore
 # --- Backend ---------------------------------------------------------------------
 
 
+# A session as a watcher compares it: (id, head, updated_at, status, title).
+HeadRow = tuple[str, str | None, str, str, str]
+
+
 class CommitProbe(Protocol):
     """A reading that changes whenever any connection, of any process, commits to the
     store: a poller compares it with its last before scanning anything."""
 
     def __call__(self) -> int: ...
+
+    def changed(self) -> list[HeadRow] | None:
+        """The heads of the sessions changed since the probe was made or last asked
+        (one row a session, as `Store.heads` gives them), or None when the probe
+        cannot tell (then the poller reads every head)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -61,9 +61,11 @@ class Store(Protocol):
         order: str = "created",
         limit: int | None = None,
         offset: int = 0,
+        after: str | None = None,
     ) -> list[SessionInfo]:
         """order: "created" (oldest first) or "updated" (latest activity first); a page
-        of `limit` from `offset` counts the entries of that page's sessions only."""
+        of `limit` from `offset`, or after `after` (a `session_cursor` of the last
+        session of the page before: keyset paging), reads that page's rows only."""
         ...
 
     def count_sessions(self, *, include_hidden: bool = True) -> int:

@@ -8,6 +8,7 @@ from typing import Any, Final, NamedTuple
 
 # Defined in the model: the rules judge them too, and the rules import nothing of the
 # store package (whose backends import the rules). The contracts name them as ever.
+from ...errors import InvalidArgument
 from ...model.appends import UNSET as UNSET
 from ...model.appends import AppendState as AppendState
 from ...model.appends import Unset as Unset
@@ -99,3 +100,27 @@ class GroupedAppend(NamedTuple):
     expect_head: str | Unset | None
     now: str
     stamping: Stamping
+
+
+# --- where a page of sessions continues -------------------------------------------
+
+
+def session_cursor(updated_at: str, session_id: str) -> str:
+    """The keyset cursor after a listed session: its activity time and id, as the
+    listing by activity compares them (a listing by creation reads only the id).
+
+    Opaque to callers; it names a place in the order, not a count of rows before
+    it, so a page after it costs the same however deep it is, and sessions created
+    meanwhile do not shift it."""
+    return f"{updated_at}~{session_id}"
+
+
+def parse_session_cursor(cursor: str) -> tuple[str, str]:
+    """(updated_at, session_id) of a `session_cursor`; InvalidArgument if it is not one."""
+    updated_at, mark, session_id = cursor.partition("~")
+    if not mark or not updated_at or not session_id:
+        raise InvalidArgument(
+            "cursor", f"expected the next_cursor of a page of sessions; got {cursor[:80]!r}"
+        )
+    return updated_at, session_id
+

@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ...deadline import Deadline
 from ...errors import ForestError, SearchStopped, StoreMissing, StoreUnreadable
+from ..base.backend import HeadRow
 from ..base.maintenance import Maintenance
 from ..sql.dialect import POSTGRES
 from ..sql.handoffs import SQLHandoffs
@@ -36,6 +37,54 @@ from .vectors import PostgresVectors
 __all__ = ["PostgresBackend", "open_postgres", "redacted"]
 
 READ_ONLY_ASKED = "it was opened read-only"
+
+
+# The heads of named sessions, as `Store.heads` gives them.
+HEADS_OF = """
+SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status, s.title
+FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
+WHERE s.id = ANY(%s)
+"""
+# More sessions than this changed between two polls: read every head instead.
+MAX_NOTIFIED = 10_000
+
+
+class PostgresCommits:
+    """One polling thread's commit probe (store.base.CommitProbe) over LISTEN/NOTIFY:
+    each delivered notification of this store's schema moves the reading and names
+    the session it changed."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+        self._prefix = f"{conn.execute('SELECT current_schema()').fetchone()[0]}/"  # type: ignore[index]
+        conn.execute("LISTEN forest_sessions")
+        self._count = 0
+        self._ids: set[str] = set()
+        self._overflow = False
+
+    def __call__(self) -> int:
+        # Delivered notifications only: timeout=0 never waits.
+        for note in self._conn.notifies(timeout=0):
+            if note.payload.startswith(self._prefix):
+                self._count += 1
+                if len(self._ids) < MAX_NOTIFIED:
+                    self._ids.add(note.payload[len(self._prefix) :])
+                else:
+                    self._overflow = True
+        return self._count
+
+    def changed(self) -> list[HeadRow] | None:
+        ids, overflow = sorted(self._ids), self._overflow
+        self._ids, self._overflow = set(), False
+        if overflow:
+            return None
+        if not ids:
+            return []
+        rows = self._conn.execute(HEADS_OF, (ids,)).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +126,13 @@ class PostgresBackend:
             pass
         return True
 
-    def commit_probe(self) -> None:
-        """None: no cheap probe here (LISTEN/NOTIFY would be one); the poller scans."""
-        return None
+    def commit_probe(self) -> PostgresCommits:
+        """A connection of the probe's own LISTENing on the store's change channel
+        (migration session_changes): a poll reads what was delivered, no query."""
+        try:
+            return PostgresCommits(psycopg.connect(self.db.conninfo, autocommit=True))
+        except psycopg.Error as exc:
+            raise driver_error(self.db.where, exc) from exc
 
     def backlog(self) -> int:
         """Entries waiting for the full-text index: those stored before the tool

@@ -94,6 +94,8 @@ class Database:
         self, conninfo: str, where: str, readonly_why: str | None, migrated: list[str]
     ) -> None:
         self.where = where
+        # Kept for a connection outside the pool (the commit probe's LISTEN); never shown.
+        self.conninfo = conninfo
         self.readonly_why = readonly_why
         self.migrated = migrated
         self.tracer: Tracer | None = None

@@ -24,7 +24,7 @@ from ...errors import (
 )
 from ...model import CheckReport, Entry, Node, RepairReport, SessionInfo, SessionStatus
 from ...rules import reading
-from ..base import NewSession
+from ..base import NewSession, parse_session_cursor
 from .dialect import C, Database, Dialect, Row
 from .integrity import Integrity
 from .rows import ENTRY_COLUMNS, INSERT_NEW_SESSION, column_names
@@ -37,20 +37,41 @@ SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
        s.status AS status, s.visibility AS visibility,
        s.created_at AS created_at, COALESCE(h.updated_at, s.created_at) AS updated_at,
        h.active_entry_id AS head,
-       (SELECT COUNT(*) FROM session_entries WHERE session_id = s.id) AS entry_count,
+       COALESCE((SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id), 0)
+           AS entry_count,
        s.quarantine AS quarantine, s.source_format AS source_format,
        s.source_path AS source_path, s.source_id AS source_id
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 """
 
-# A page of sessions: the page's ids chosen first (no entries counted), then the
-# rows of those only; the whole listing counts every session's entries.
-SESSION_PAGE_IDS = (
-    "SELECT s.id FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id"
-    "{where}{sort} LIMIT ? OFFSET ?"
-)
+# A session's entries are numbered 1..n with no gap (`check` reports a gap as
+# damage), so its entry count is its newest sequence: one seek of the
+# (session_id, sequence) index, kept with every append, instead of counting rows.
+
+# A page of sessions: the page's ids chosen first, then the rows of those only.
+# By activity the page walks the head rows' (updated_at, session_id) index from
+# the newest (every session has a head row: migration session_listing), so a
+# page costs its own rows, not a sort of every session; by creation, the rowid
+# (SQLite) or `num` (PostgreSQL). `{after}` is the keyset condition of a cursor:
+# the page continues after the row the cursor names, however many came before.
+# (CROSS JOIN: SQLite then keeps the head rows the outer loop, walking their index
+# in order; PostgreSQL plans it as any inner join.)
+SESSION_PAGE_IDS = {
+    "created": "SELECT s.id FROM sessions s WHERE TRUE{where}{sort} LIMIT ? OFFSET ?",
+    "updated": (
+        "SELECT h.session_id FROM session_heads h CROSS JOIN sessions s "
+        "WHERE s.id = h.session_id{where}{sort} LIMIT ? OFFSET ?"
+    ),
+}
+# A cursor's condition, by order: after a creation key (the named session's own),
+# or below an activity key (the (updated_at, session_id) pair the cursor holds).
+AFTER = {
+    "created": "s.{order} > (SELECT {order} FROM sessions WHERE id = ?)",
+    "updated": "(h.updated_at, h.session_id) < (?, ?)",
+}
 COUNT_SESSIONS = "SELECT COUNT(*) FROM sessions s"
 TOP_LEVEL = " WHERE s.visibility = 'top-level'"
+PAGE_TOP_LEVEL = " AND s.visibility = 'top-level'"
 
 # One row per session and nothing counted: what a watcher compares between polls.
 HEADS = """
@@ -63,7 +84,9 @@ SESSION_ORDERS = {
     "created": " ORDER BY s.{order}",
     # Latest activity first (the last append, else creation; a head move is not
     # activity), as the `updated_at` a listing shows; newer sessions first on a tie.
-    "updated": " ORDER BY COALESCE(h.updated_at, s.created_at) DESC, s.{order} DESC",
+    # (Every session has a head row, whose `updated_at` is its creation time until
+    # the first append; ties, in one millisecond, by session id.)
+    "updated": " ORDER BY h.updated_at DESC, h.session_id DESC",
 }
 
 BY_SEQUENCE = f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? ORDER BY sequence"
@@ -138,15 +161,18 @@ class Statements:
         self.heads = d.sql(HEADS)
         self.orders = {k: d.sql(v) for k, v in SESSION_ORDERS.items()}
         self.session_page = {
-            (where, k): d.sql(
+            (where, k, after): d.sql(
                 SESSION_ROW
                 + " WHERE s.id IN ("
-                + SESSION_PAGE_IDS.replace("{where}", where).replace("{sort}", v)
+                + SESSION_PAGE_IDS[k]
+                .replace("{where}", where + (f" AND {AFTER[k]}" if after else ""))
+                .replace("{sort}", v)
                 + ")"
                 + v
             )
             for k, v in SESSION_ORDERS.items()
-            for where in ("", TOP_LEVEL)
+            for where in ("", PAGE_TOP_LEVEL)
+            for after in (False, True)
         }
         self.set_status = d.sql("UPDATE sessions SET status = ? WHERE id = ?")
         self.rename = d.sql("UPDATE sessions SET title = ?, renamed = ? WHERE id = ?")
@@ -256,18 +282,22 @@ class SQLStore(Generic[C]):
         order: str = "created",
         limit: int | None = None,
         offset: int = 0,
+        after: str | None = None,
     ) -> list[SessionInfo]:
         if order not in self._q.orders:
             raise InvalidArgument("order", f"expected created or updated; got {order!r}")
         where = "" if include_hidden else TOP_LEVEL
         ordered = self._q.orders[order]
-        params: tuple[int, ...] = ()
-        if limit is None and not offset:
+        params: tuple[object, ...] = ()
+        if limit is None and not offset and after is None:
             sql = self._q.session_row + where + ordered
         else:
-            sql = self._q.session_page[(where, order)]
+            top = "" if include_hidden else PAGE_TOP_LEVEL
+            sql = self._q.session_page[(top, order, after is not None)]
+            if after is not None:
+                params = _cursor_params(order, after)
             # An offset alone: a limit no store reaches (both dialects take a bigint).
-            params = (limit if limit is not None else 2**62, offset)
+            params = (*params, limit if limit is not None else 2**62, offset)
         with self._db.read() as conn:
             cursor = conn.execute(sql, params)
             return SessionInfo.from_rows(column_names(cursor.description), cursor.fetchall())
@@ -427,3 +457,12 @@ class SQLStore(Generic[C]):
         with self._db.read() as conn:
             rows = conn.execute(sql, (self._id_list(ids),)).fetchall()
         return {row[0]: dict(zip(keys, row, strict=True)) for row in rows}
+
+
+def _cursor_params(order: str, cursor: str) -> tuple[str, ...]:
+    """The parameters of the AFTER condition of `order` for a `session_cursor`."""
+    updated_at, session_id = parse_session_cursor(cursor)
+    if order == "created":
+        return (session_id,)
+    return (updated_at, session_id)
+

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ...deadline import PROGRESS_STEPS, Deadline
 from ...errors import ForestError, SearchStopped
+from ..base.backend import HeadRow
 from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
 from ..sql.sources import SQLSources
@@ -35,14 +36,41 @@ if TYPE_CHECKING:
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
 
 
+# The sessions whose head, status or title changed after a rev (migration session_changes).
+CHANGED_SINCE = """
+SELECT c.rev, s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status,
+       s.title
+FROM session_changes c JOIN sessions s ON s.id = c.session_id
+LEFT JOIN session_heads h ON h.session_id = s.id
+WHERE c.rev > ? ORDER BY c.rev
+"""
+LAST_REV = "SELECT COALESCE(MAX(rev), 0) FROM session_changes"
+
+
 class SQLiteCommits:
-    """One polling thread's commit probe (store.base.CommitProbe)."""
+    """One polling thread's commit probe (store.base.CommitProbe): `PRAGMA
+    data_version` says whether anyone committed, `session_changes` what changed."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        try:
+            self._rev: int | None = int(conn.execute(LAST_REV).fetchone()[0])
+        except sqlite3.Error:  # a store from before session_changes, opened read-only
+            self._rev = None
 
     def __call__(self) -> int:
         return int(self._conn.execute(DATA_VERSION).fetchone()[0])
+
+    def changed(self) -> list[HeadRow] | None:
+        if self._rev is None:
+            return None
+        try:
+            rows = self._conn.execute(CHANGED_SINCE, (self._rev,)).fetchall()
+        except sqlite3.Error:
+            return None
+        if rows:
+            self._rev = int(rows[-1][0])
+        return [(r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def close(self) -> None:
         self._conn.close()

@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 27;
+PRAGMA user_version = 29;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -32,6 +32,8 @@ PRAGMA user_version = 27;
 -- migration handoffs
 -- migration search_tool_text
 -- migration session_renamed
+-- migration session_listing
+-- migration session_changes
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -443,6 +445,12 @@ CREATE TABLE search_tool_pending (
         below_sequence INTEGER NOT NULL
     ) WITHOUT ROWID;
 
+-- table session_changes on session_changes
+CREATE TABLE session_changes (
+    rev INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL UNIQUE
+);
+
 -- table session_entries on session_entries
 CREATE TABLE session_entries (
             id TEXT NOT NULL PRIMARY KEY,
@@ -532,6 +540,24 @@ CREATE TABLE session_heads (
             updated_at TEXT NOT NULL
         , path_tip TEXT, path_length INTEGER);
 
+-- index session_heads_by_activity on session_heads
+CREATE INDEX session_heads_by_activity ON session_heads(updated_at, session_id);
+
+-- trigger session_heads_added on session_heads
+CREATE TRIGGER session_heads_added AFTER INSERT ON session_heads
+        BEGIN
+            DELETE FROM session_changes WHERE session_id = NEW.session_id;
+            INSERT INTO session_changes(session_id) VALUES (NEW.session_id);
+        END;
+
+-- trigger session_heads_moved on session_heads
+CREATE TRIGGER session_heads_moved AFTER UPDATE OF active_entry_id, updated_at ON session_heads
+        WHEN NEW.active_entry_id IS NOT OLD.active_entry_id OR NEW.updated_at IS NOT OLD.updated_at
+        BEGIN
+            DELETE FROM session_changes WHERE session_id = NEW.session_id;
+            INSERT INTO session_changes(session_id) VALUES (NEW.session_id);
+        END;
+
 -- table session_path_segments on session_path_segments
 CREATE TABLE session_path_segments (
             session_id TEXT NOT NULL,
@@ -577,6 +603,14 @@ CREATE TRIGGER search_session_retitled
         WHERE rowid = (SELECT num FROM search_sessions WHERE session_id = NEW.id);
     END;
 
+-- trigger sessions_have_a_head on sessions
+CREATE TRIGGER sessions_have_a_head AFTER INSERT ON sessions
+        BEGIN
+            INSERT INTO session_heads(session_id, active_entry_id, updated_at)
+            SELECT NEW.id, NULL, NEW.created_at
+            WHERE NOT EXISTS (SELECT 1 FROM session_heads WHERE session_id = NEW.id);
+        END;
+
 -- trigger sessions_no_adoption on sessions
 CREATE TRIGGER sessions_no_adoption BEFORE INSERT ON sessions
         WHEN NEW.quarantine IS NULL AND (
@@ -597,6 +631,14 @@ CREATE TRIGGER sessions_no_id_change BEFORE UPDATE OF id ON sessions
         WHEN NEW.id IS NOT OLD.id
         BEGIN
             SELECT RAISE(ABORT, 'a session id cannot change: its entries name it');
+        END;
+
+-- trigger sessions_status_set on sessions
+CREATE TRIGGER sessions_status_set AFTER UPDATE OF status, title ON sessions
+        WHEN NEW.status IS NOT OLD.status OR NEW.title IS NOT OLD.title
+        BEGIN
+            DELETE FROM session_changes WHERE session_id = NEW.id;
+            INSERT INTO session_changes(session_id) VALUES (NEW.id);
         END;
 
 -- table sqlite_sequence on sqlite_sequence

@@ -1,0 +1,26 @@
+-- 0012 session_listing (released; never edited).
+--
+-- A listing by latest activity pages through an index instead of sorting every
+-- session: every session has a head row from its creation (its `updated_at` the
+-- creation time until the first append, what COALESCE(h.updated_at, s.created_at)
+-- gave), and the head rows are indexed by (updated_at, session_id), the order
+-- `sessions(order="updated")` and its keyset cursor walk (store/sql/store.py).
+-- The trigger gives a head row to a session however it is inserted (created,
+-- imported, recreated by repair), keeping one a session already has. Both
+-- tables are distributed by session id under Citus, so the insert stays local.
+
+INSERT INTO session_heads(session_id, active_entry_id, updated_at)
+SELECT s.id, NULL, s.created_at FROM sessions s
+WHERE NOT EXISTS (SELECT 1 FROM session_heads h WHERE h.session_id = s.id);
+
+CREATE INDEX session_heads_by_activity ON session_heads(updated_at, session_id);
+
+CREATE FUNCTION forest_sessions_have_a_head() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO session_heads(session_id, active_entry_id, updated_at)
+            VALUES (NEW.id, NULL, NEW.created_at) ON CONFLICT (session_id) DO NOTHING;
+            RETURN NULL;
+        END $$;
+
+CREATE TRIGGER sessions_have_a_head AFTER INSERT ON sessions
+        FOR EACH ROW EXECUTE FUNCTION forest_sessions_have_a_head();
