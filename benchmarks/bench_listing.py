@@ -162,7 +162,6 @@ def _median_ms(fn: Callable[[], object], runs: int = 9) -> float:
 def _measure(label: str, location: str, raw: Callable[[], object], count: int) -> list[Row]:
     rows: list[Row] = []
     with Forest.open(location) as forest, Forest.open(location) as writer:
-
         judged = count >= JUDGED_FROM
 
         def target(limit: str, ok: bool) -> tuple[str, str]:

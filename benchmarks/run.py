@@ -26,8 +26,8 @@ import bench_heavy
 import bench_hostile
 import bench_import
 import bench_importers
-import bench_listing
 import bench_index_append
+import bench_listing
 import bench_mirror
 import bench_path
 import bench_postgres

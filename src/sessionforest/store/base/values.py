@@ -123,4 +123,3 @@ def parse_session_cursor(cursor: str) -> tuple[str, str]:
             "cursor", f"expected the next_cursor of a page of sessions; got {cursor[:80]!r}"
         )
     return updated_at, session_id
-

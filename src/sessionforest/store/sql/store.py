@@ -465,4 +465,3 @@ def _cursor_params(order: str, cursor: str) -> tuple[str, ...]:
     if order == "created":
         return (session_id,)
     return (updated_at, session_id)
-
