@@ -8,7 +8,7 @@ watcher's poll after another process committed to one session (the probe's
 watcher did before session_changes, and still does once at its start).
 
 Each row's floor is measured in the same run on the same store: the raw SQL
-of the same page through the (updated_at, session_id) index for the first
+of the same page (the head rows sorted newest first, top-N) for the first
 page; for the deep page and the poll, the "before" way, side by side. The
 stores are written with raw inserts (a few entries per chat: listing reads
 sessions and heads, not entries), the PostgreSQL ones in a database of the
@@ -42,10 +42,10 @@ PAGE = 50
 # Targets are judged on the largest store (100,000 sessions); smaller ones are info.
 JUDGED_FROM = 100_000
 TARGET_FIRST = 3.0  # the first page at most this times the raw page
-TARGET_DEEP = 0.2  # a deep page by cursor at most this share of the same page by offset
+TARGET_DEEP = 0.5  # a deep page by cursor at most this share of the same page by offset
 TARGET_POLL = 0.05  # a poll after one commit at most this share of reading every head
 
-# The raw floor of the first page: the head rows' index, newest first, and the rows.
+# The raw floor of the first page: the head rows, newest first (a top-N sort), and the rows.
 RAW_FIRST = """
 SELECT s.id, s.title, h.active_entry_id, h.updated_at FROM session_heads h
 JOIN sessions s ON s.id = h.session_id WHERE s.visibility = 'top-level'
@@ -264,8 +264,9 @@ def run(quick: bool) -> Section:
     notes += [
         "One in ten sessions is hidden (a worker's chat): the page and the count are of "
         "the top-level ones, as the sidebar asks.",
-        "Before session_listing (commit 39d5c85) the first page sorted every session by "
-        "COALESCE(h.updated_at, s.created_at) and each page skipped its offset row by row; "
+        "Before session_listing (commit 39d5c85) each page skipped its offset row by row, "
+        "and each listed chat counted its entries; a page by cursor sorts the head rows "
+        "once (no index on updated_at: it cost appends about a sixth of their rate); "
         "before session_changes every poll after a commit read every head (the floor "
         "column of the poll rows), on PostgreSQL every 0.25 s whether or not anything "
         "was committed (it had no commit probe).",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sessionforest import Forest
@@ -133,3 +134,27 @@ def test_an_idle_store_is_not_read_and_a_commit_reads_only_what_changed(
             assert forest.scans == 1
         finally:
             watcher.stop()
+
+
+CHAT = (
+    Path(__file__).resolve().parents[3]
+    / "shared" / "data" / "claude-code" / "ai-sessions" / "claude-code-pomodoro-timer.jsonl"
+)  # fmt: skip
+
+
+def test_an_import_by_another_process_is_a_change(harness: Any) -> None:
+    with harness.fresh() as forest, harness.open(harness.location(forest)) as other:
+        probe = forest.commit_probe()
+        assert probe is not None
+        try:
+            before = probe()
+            [made] = other.import_chats("claude-code", CHAT).chats
+            _moved(probe, before)
+            time.sleep(0.05)  # every notification delivered (PostgreSQL)
+            probe()
+            rows = probe.changed()
+            head = forest.session(made.session_id).head
+            assert [(r[0], r[1]) for r in rows] == [(made.session_id, head)]
+            assert head is not None
+        finally:
+            probe.close()

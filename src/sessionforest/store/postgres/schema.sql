@@ -157,7 +157,6 @@
 -- index session_entries_session_id_sequence_key: CREATE UNIQUE INDEX session_entries_session_id_sequence_key ON session_entries USING btree (session_id, sequence)
 -- index session_entries_spaceless: CREATE INDEX session_entries_spaceless ON session_entries USING btree (session_id) WHERE spaceless
 -- index session_entries_words: CREATE INDEX session_entries_words ON session_entries USING gin (words) WITH (fastupdate=off)
--- index session_heads_by_activity: CREATE INDEX session_heads_by_activity ON session_heads USING btree (updated_at, session_id)
 -- index session_heads_pkey: CREATE UNIQUE INDEX session_heads_pkey ON session_heads USING btree (session_id)
 -- index sessions_harness: CREATE INDEX sessions_harness ON sessions USING btree (harness)
 -- index sessions_num: CREATE INDEX sessions_num ON sessions USING btree (num)

@@ -48,14 +48,15 @@ FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
 # damage), so its entry count is its newest sequence: one seek of the
 # (session_id, sequence) index, kept with every append, instead of counting rows.
 
-# A page of sessions: the page's ids chosen first, then the rows of those only.
-# By activity the page walks the head rows' (updated_at, session_id) index from
-# the newest (every session has a head row: migration session_listing), so a
-# page costs its own rows, not a sort of every session; by creation, the rowid
+# A page of sessions: the page's ids chosen first, then the rows of those only. By
+# activity the head rows are sorted (every session has one: migration
+# session_listing), keeping the newest `limit` (a top-N sort, no index: appends move
+# `updated_at`, and an index of it would cost each append); by creation, the rowid
 # (SQLite) or `num` (PostgreSQL). `{after}` is the keyset condition of a cursor:
-# the page continues after the row the cursor names, however many came before.
-# (CROSS JOIN: SQLite then keeps the head rows the outer loop, walking their index
-# in order; PostgreSQL plans it as any inner join.)
+# the page continues after the row the cursor names at the cost of one page,
+# however many rows came before (an offset skips them one by one).
+# (CROSS JOIN: SQLite then reads the head rows as the outer loop; PostgreSQL plans
+# it as any inner join.)
 SESSION_PAGE_IDS = {
     "created": "SELECT s.id FROM sessions s WHERE TRUE{where}{sort} LIMIT ? OFFSET ?",
     "updated": (

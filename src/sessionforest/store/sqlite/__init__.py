@@ -36,41 +36,64 @@ if TYPE_CHECKING:
 __all__ = ["DURABILITY", "SQLiteBackend", "default_path", "open_sqlite"]
 
 
-# The sessions whose head, status or title changed after a rev (migration session_changes).
-CHANGED_SINCE = """
-SELECT c.rev, s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status,
-       s.title
-FROM session_changes c JOIN sessions s ON s.id = c.session_id
-LEFT JOIN session_heads h ON h.session_id = s.id
-WHERE c.rev > ? ORDER BY c.rev
+# Where a poll stands: the newest rev of session_changes and the newest entry's rowid.
+MARKS = (
+    "SELECT (SELECT COALESCE(MAX(rev), 0) FROM session_changes), "
+    "(SELECT COALESCE(MAX(rowid), 0) FROM session_entries)"
+)
+# The sessions changed between two marks: a change recorded in session_changes (created,
+# head moved, status or title set; migration session_changes) or a new entry (an append
+# or an import, found by rowid: entries are never deleted, one writer inserts at a time).
+CHANGED_BETWEEN = """
+SELECT s.id, h.active_entry_id, COALESCE(h.updated_at, s.created_at), s.status, s.title
+FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
+WHERE s.id IN (
+    SELECT session_id FROM session_changes WHERE rev > :rev AND rev <= :rev_to
+    UNION SELECT session_id FROM session_entries WHERE rowid > :row AND rowid <= :row_to
+)
 """
-LAST_REV = "SELECT COALESCE(MAX(rev), 0) FROM session_changes"
 
 
 class SQLiteCommits:
     """One polling thread's commit probe (store.base.CommitProbe): `PRAGMA
-    data_version` says whether anyone committed, `session_changes` what changed."""
+    data_version` says whether anyone committed; the entries past the last rowid
+    read and the session_changes past the last rev say which sessions changed."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         try:
-            self._rev: int | None = int(conn.execute(LAST_REV).fetchone()[0])
+            self._marks: tuple[int, int] | None = self._read_marks()
         except sqlite3.Error:  # a store from before session_changes, opened read-only
-            self._rev = None
+            self._marks = None
+
+    def _read_marks(self) -> tuple[int, int]:
+        rev, row = self._conn.execute(MARKS).fetchone()
+        return int(rev), int(row)
 
     def __call__(self) -> int:
         return int(self._conn.execute(DATA_VERSION).fetchone()[0])
 
     def changed(self) -> list[HeadRow] | None:
-        if self._rev is None:
+        if self._marks is None:
             return None
+        conn = self._conn
         try:
-            rows = self._conn.execute(CHANGED_SINCE, (self._rev,)).fetchall()
+            # One snapshot: the new marks and the rows between them agree.
+            began = not conn.in_transaction
+            if began:
+                conn.execute("BEGIN")
+            try:
+                (rev, row), (rev_to, row_to) = self._marks, self._read_marks()
+                found = conn.execute(
+                    CHANGED_BETWEEN, {"rev": rev, "rev_to": rev_to, "row": row, "row_to": row_to}
+                ).fetchall()
+            finally:
+                if began:
+                    conn.execute("COMMIT")
         except sqlite3.Error:
             return None
-        if rows:
-            self._rev = int(rows[-1][0])
-        return [(r[1], r[2], r[3], r[4], r[5]) for r in rows]
+        self._marks = (rev_to, row_to)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in found]
 
     def close(self) -> None:
         self._conn.close()

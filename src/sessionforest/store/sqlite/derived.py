@@ -47,6 +47,9 @@ from .database import Database
 from .search import catchup
 
 DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
+# A session's latest change that added no entry, under a new rev (SQLiteCommits reads it).
+FORGET_CHANGE = "DELETE FROM session_changes WHERE session_id = ?"
+NOTE_CHANGE = "INSERT INTO session_changes(session_id) VALUES (?)"
 HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
 # Seconds without an append before the maintenance thread indexes: longer than
 # the gaps in a burst of appends (tens of microseconds), far shorter than a model
@@ -159,6 +162,10 @@ class Derived:
         reached = paths.reach(conn, session_id, target, tip, head, length)
         done = target if reached is not None else None
         conn.execute(paths.MOVE_HEAD, (session_id, target, now, done, reached))
+        # A move adds no entry: a watcher learns of it from session_changes (migration
+        # session_changes), as of a created session or a status set.
+        conn.execute(FORGET_CHANGE, (session_id,))
+        conn.execute(NOTE_CHANGE, (session_id,))
 
     def imported_head(
         self, conn: sqlite3.Connection, session_id: str, head: str, updated_at: str

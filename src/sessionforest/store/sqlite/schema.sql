@@ -540,24 +540,6 @@ CREATE TABLE session_heads (
             updated_at TEXT NOT NULL
         , path_tip TEXT, path_length INTEGER);
 
--- index session_heads_by_activity on session_heads
-CREATE INDEX session_heads_by_activity ON session_heads(updated_at, session_id);
-
--- trigger session_heads_added on session_heads
-CREATE TRIGGER session_heads_added AFTER INSERT ON session_heads
-        BEGIN
-            DELETE FROM session_changes WHERE session_id = NEW.session_id;
-            INSERT INTO session_changes(session_id) VALUES (NEW.session_id);
-        END;
-
--- trigger session_heads_moved on session_heads
-CREATE TRIGGER session_heads_moved AFTER UPDATE OF active_entry_id, updated_at ON session_heads
-        WHEN NEW.active_entry_id IS NOT OLD.active_entry_id OR NEW.updated_at IS NOT OLD.updated_at
-        BEGIN
-            DELETE FROM session_changes WHERE session_id = NEW.session_id;
-            INSERT INTO session_changes(session_id) VALUES (NEW.session_id);
-        END;
-
 -- table session_path_segments on session_path_segments
 CREATE TABLE session_path_segments (
             session_id TEXT NOT NULL,
@@ -602,6 +584,13 @@ CREATE TRIGGER search_session_retitled
         UPDATE chat_digest_fts SET title = NEW.title || CASE WHEN trim(substr(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), length(rtrim(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), replace(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), '/', ''))) + 1) || ' ' || substr(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), length(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', ''))) + 1)) <> '' THEN char(10) || trim(substr(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), length(rtrim(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), replace(rtrim(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', '')), '/'), '/', ''))) + 1) || ' ' || substr(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), length(rtrim(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), replace(rtrim(replace(coalesce(NEW.cwd, NEW.origin_cwd, ''), char(92), '/'), '/'), '/', ''))) + 1)) ELSE '' END
         WHERE rowid = (SELECT num FROM search_sessions WHERE session_id = NEW.id);
     END;
+
+-- trigger sessions_created on sessions
+CREATE TRIGGER sessions_created AFTER INSERT ON sessions
+        BEGIN
+            DELETE FROM session_changes WHERE session_id = NEW.id;
+            INSERT INTO session_changes(session_id) VALUES (NEW.id);
+        END;
 
 -- trigger sessions_have_a_head on sessions
 CREATE TRIGGER sessions_have_a_head AFTER INSERT ON sessions
