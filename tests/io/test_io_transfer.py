@@ -125,14 +125,19 @@ def test_a_store_copied_session_by_session_holds_the_same_rows(
         assert imported.source is not None and imported.source.format == "claude-code"
 
 
-def test_a_session_never_appended_to_gets_no_head_row(source: Path, tmp_path: Path) -> None:
+def test_a_session_never_appended_to_is_copied_with_its_empty_head_row(
+    source: Path, tmp_path: Path
+) -> None:
+    # Every session has a head row from its creation (migration session_listing): one
+    # never appended to holds no head, and its time is the session's creation.
     with Forest.open(source) as forest:
-        empty = next(s.id for s in forest.sessions() if s.title == "never appended")
+        info = next(s for s in forest.sessions() if s.title == "never appended")
     with bulk_at(source) as src, bulk_at(tmp_path / "target.db") as dst:
-        session = src.stored_session(empty)
-        assert (session.head, session.head_moved_at) == (None, None)
-        assert dst.restore_session(session, src.stored_entries(empty), source="copy") == 0
-    assert dump(tmp_path / "target.db")["session_heads"] == []
+        session = src.stored_session(info.id)
+        assert (session.head, session.head_moved_at) == (None, info.created_at)
+        assert dst.restore_session(session, src.stored_entries(info.id), source="copy") == 0
+    [kept] = [h for h in dump(source)["session_heads"] if h[0] == info.id]
+    assert dump(tmp_path / "target.db")["session_heads"] == [kept]
 
 
 def test_a_stream_bounded_by_through_is_the_snapshot_a_copy_verifies(source: Path) -> None:
