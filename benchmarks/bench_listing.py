@@ -125,12 +125,14 @@ def _fill_sqlite(path: Any, count: int) -> None:
 def _fill_postgres(url: str, count: int) -> None:
     Forest.open(url).close()
     with psycopg.connect(url) as conn:
+        # One transaction a batch: the index's per-row triggers update shared rows (the
+        # term counts), whose versions pile up within one long transaction.
         for sessions, entries, heads in _rows(count):
             with conn.cursor() as cur:
                 cur.executemany(INSERT_SESSION.replace("?", "%s"), sessions)
                 cur.executemany(INSERT_ENTRY.replace("?", "%s"), entries)
                 cur.executemany(UPSERT_HEAD.replace("?", "%s"), heads)
-        conn.commit()
+            conn.commit()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
 
