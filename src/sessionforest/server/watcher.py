@@ -124,14 +124,18 @@ class Watcher:
                 if before == (head, updated, status, title):
                     continue
                 own = ours.get(sid)
+                if before is None and own is not None:
+                    # New to this watcher, but this server wrote it (and said it was
+                    # created) after the watcher's last poll: compare with what it said,
+                    # title too (another process may have renamed it since).
+                    # (A change that did not say its title, an import's: taken as this.)
+                    before = (own[0], updated, own[1], title if own[2] is None else own[2])
+                    if before == (head, updated, status, title):
+                        continue
                 retitled = before is not None and before[3] != title
                 ours_alone = own is not None and (not retitled or own[2] == title)
                 if ours_alone and own is not None and own[:2] == (head, status):
                     continue  # this server's writer committed it and said so
-                if before is None and own is not None:
-                    # New to this watcher, but this server wrote it (and said it was
-                    # created) after the watcher's last poll: compare with that.
-                    before = (own[0], updated, own[1], title)
                 kind = "created" if before is None else "head_moved"
                 if before is not None and before[0] == head and before[2] != status:
                     kind = "status"

@@ -46,7 +46,7 @@ def create(call: Call, p: CreateParams) -> Json:
     )  # fmt: skip
     info = forest.session(sid)
     call.server.statuses.set(sid, info.status)
-    call.changed(Change(sid, "created", None, info.status))
+    call.changed(Change(sid, "created", None, info.status, title=info.title))
     return info.to_json()
 
 
