@@ -19,12 +19,10 @@ run's own, dropped at the end.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from typing import Any
 from urllib.parse import quote
 
@@ -33,11 +31,11 @@ import psycopg
 from psycopg import sql
 
 import harness
+from bench_postgres import _database  # the scratch database of a run, as bench_postgres makes it
 from harness import Row, Section
 from sessionforest import Forest
 
 NAME = "listing"
-SERVER = os.environ.get("FOREST_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 PAGE = 50
 # Targets are judged on the largest store (100,000 sessions); smaller ones are info.
 JUDGED_FROM = 100_000
@@ -135,20 +133,6 @@ def _fill_postgres(url: str, count: int) -> None:
             conn.commit()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
-
-
-@contextmanager
-def _database() -> Iterator[str]:
-    name = f"forest_bench_listing_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    with psycopg.connect(SERVER + "/postgres", autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield f"{SERVER}/{name}"
-    finally:
-        with psycopg.connect(SERVER + "/postgres", autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def _median_ms(fn: Callable[[], object], runs: int = 9) -> float:
