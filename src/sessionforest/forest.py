@@ -586,6 +586,13 @@ class Forest(FollowFacade, ModelFacade):
         not stamp there. Hand it over with `stamped`."""
         return self._worktrees.stamping(session_id)
 
+    def stamp_known(self, session_id: str) -> Stamping | None:
+        """`stamp_ahead(session_id)` when it needs neither the store nor git (a session
+        this facade already saw unbound; None otherwise): cheap enough for an event
+        loop. A session bound meanwhile by another process is stamped again inside
+        the write, as always."""
+        return self._worktrees.known_unbound(session_id)
+
     def stamped(self, stamps: Mapping[str, Stamping]) -> AbstractContextManager[None]:
         """Within the block, this thread's appends to these sessions carry the stamps
         `stamp_ahead` took (each still all or nothing; a session bound meanwhile by

@@ -92,6 +92,14 @@ class Worktrees:
             return found
         return Stamping(cwd, stamp_text(self.stamp(cwd)), self._restamper(session_id))
 
+    def known_unbound(self, session_id: str) -> Stamping | None:
+        """`stamping(session_id)` when this facade already knows the session is unbound
+        (no store read, no git): None when it does not know. For a caller that would
+        otherwise hop to a stamping thread for a dictionary lookup (the server)."""
+        if session_id in self._cwd and self._cwd[session_id] is None:
+            return self._unbound.get(session_id)
+        return None
+
     def _restamper(self, session_id: str) -> Callable[[str | None], str | None]:
         def restamp(actual: str | None) -> str | None:
             self._cwd[session_id] = actual

@@ -9,6 +9,7 @@ EXCLUSIVE lock on `chat_digests`, so each search's statements wait on it
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -109,4 +110,26 @@ def test_a_search_past_its_deadline_answers_search_stopped(pg_store: str, locked
             found = call(http, "sessions/search_chats", {"query": "parser"})
         assert [h["title"] for h in found["hits"]] == ["the parser chat"]
     finally:
+        _stop(running)
+
+
+def test_searches_of_http_clients_that_hung_up_stop(pg_store: str, locked: Any) -> None:
+    # Over HTTP the server watches for the hang-up from a request's first read on.
+    running = start(pg_store)  # type: ignore[arg-type]  # a URL where a path goes
+    host, port = running.url.removeprefix("http://").rsplit(":", 1)
+    try:
+        body = json.dumps({**SEARCH, "id": 1}).encode()
+        head = (f"POST /rpc HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json"
+                f"\r\nContent-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+        sockets = [socket.create_connection((host, int(port))) for _ in range(READERS)]
+        for sock in sockets:
+            sock.sendall(head + body)
+        _until(lambda: _waiting(pg_store) >= READERS, 30, "the searches to wait")
+        for sock in sockets:
+            sock.close()
+        _until(lambda: _waiting(pg_store) == 0, 30, "the abandoned searches to stop")
+        with httpx.Client(base_url=running.url, timeout=30) as http:
+            assert call(http, "sessions/list")["total"] == 1
+    finally:
+        locked.rollback()
         _stop(running)

@@ -273,3 +273,17 @@ def test_cli_status_and_marks(tmp_path: Path, repo: Path) -> None:
     run("append", plain, "--kind", "user.message", "--text", "x")
     assert orjson.loads(run("status", plain, "--json"))["divergence"] == "unknown"
     assert "[diverged" not in run("log", plain)
+
+
+def test_a_session_known_unbound_is_stamped_without_the_store(forest: Forest, repo: Path) -> None:
+    # Forest.stamp_known: what the server's event loop uses instead of a stamping thread.
+    loose = forest.create_session(title="no cwd")
+    bound = forest.create_session(cwd=repo)
+    assert forest.stamp_known(loose) is None  # not seen yet: ask the store (stamp_ahead)
+    forest.append(loose, "user.message", MSG)
+    forest.append(bound, "user.message", MSG)
+    known = forest.stamp_known(loose)
+    assert known is not None and known == forest.stamp_ahead(loose) and known.cwd is None
+    assert forest.stamp_known(bound) is None  # bound: git must run, never on the loop
+    forest.bind(loose, repo)
+    assert forest.stamp_known(loose) is None

@@ -42,15 +42,37 @@ class Client:
     """One connected client: an HTTP request, a WebSocket or the stdio peer.
 
     `push` sends it a notification (None: it cannot receive any, as over
-    HTTP); `state` holds what later features keep per client.
+    HTTP); `state` holds what later features keep per client; `on_read`, if
+    given, runs before its first read (an HTTP request starts watching for its
+    client hanging up only then: writes do not stop when it does).
     """
 
-    def __init__(self, transport: str, push: Push | None = None) -> None:
-        self.id = new_id()
+    def __init__(
+        self,
+        transport: str,
+        push: Push | None = None,
+        on_read: Callable[[], None] | None = None,
+    ) -> None:
+        self._id: str | None = None
         self.transport = transport
         self.push = push
         self.state: dict[str, Any] = {}
         self.deadlines: set[Deadline] = set()  # of its reads running now
+        self._on_read = on_read
+
+    @property
+    def id(self) -> str:
+        """Made when first asked (most HTTP requests never do)."""
+        if self._id is None:
+            self._id = new_id()
+        return self._id
+
+    def reading(self, deadline: Deadline) -> None:
+        """A read of this client's starts: `gone` stops it from now on."""
+        self.deadlines.add(deadline)
+        if self._on_read is not None:
+            start, self._on_read = self._on_read, None
+            start()
 
     def gone(self, reason: str = "the client went away") -> None:
         """The client can no longer receive answers: its running searches stop."""

@@ -30,7 +30,7 @@ import orjson
 from ..deadline import Deadline
 from ..errors import ForestError, TooLarge, family
 from .context import Call, Client, Server
-from .limits import MAX_INT, depth_exceeds
+from .limits import MAX_INT, depth_exceeds, may_nest
 from .registry import Method, Registry, Subscribed
 
 log = logging.getLogger("sessionforest.server")
@@ -139,7 +139,7 @@ class Dispatcher:
             message = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             return error_message(PARSE_ERROR, f"parse error: {exc}"), []
-        if depth_exceeds(message, limits.max_depth):
+        if may_nest(raw, limits.max_depth) and depth_exceeds(message, limits.max_depth):
             return error_message(
                 INVALID_REQUEST, f"request nests deeper than {limits.max_depth} levels"
             ), []
@@ -214,7 +214,7 @@ class Dispatcher:
             return await result if inspect.isawaitable(result) else result
         if method.mode == "read":
             call.deadline = deadline = Deadline(server.limits.search_seconds)
-            client.deadlines.add(deadline)
+            client.reading(deadline)
             server.reading.add(deadline)
             try:
                 return await server.read(lambda: handler(call, params))

@@ -11,7 +11,9 @@ other write seals the open group first, so order still holds.
 A write that appends takes its worktree stamp first, on one of `STAMPERS`
 threads (`Stamps`), and hands it to the writer (`Forest.stamped`): git status
 and hashing a big dirty tree (bounded: gitstamp.STAMP_SECONDS) never hold up
-the writer, so an unrelated session's append never waits behind them.
+the writer, so an unrelated session's append never waits behind them. A
+session the facade already knows is unbound needs no stamp: its append skips
+that hop (`Forest.stamp_known`).
 
 The status cache (`Statuses`) is the writer thread's: the status each
 session had when this server last wrote or read it, for the changes it
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from types import MappingProxyType
@@ -88,6 +90,9 @@ class Stamps:
         when the store could not say whether the session is bound)."""
         if session_id is None:
             return NONE
+        known = self._forest.stamp_known(session_id)
+        if known is not None:  # an unbound session: no thread hop for a dict lookup
+            return {session_id: known}
         loop = asyncio.get_running_loop()
         try:
             stamping = await loop.run_in_executor(self._pool, self._forest.stamp_ahead, session_id)
@@ -126,13 +131,15 @@ class _Group:
         self.stamps: dict[str, Stamping] = {}
 
 
-def _settle(future: asyncio.Future[Entry], outcome: Entry | BaseException) -> None:
-    if future.done():
-        return
-    if isinstance(outcome, BaseException):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)
+def _settle(settled: Sequence[tuple[asyncio.Future[Entry], Entry | BaseException]]) -> None:
+    """On the loop: answer a whole group's appends (one wake-up of the loop for all)."""
+    for future, outcome in settled:
+        if future.done():
+            continue
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
 
 
 class Writer:
@@ -200,14 +207,15 @@ class Writer:
                         [r for r, _ in items]
                     )
             except BaseException as exc:  # a store error: nothing of the group was written
-                for _, future in items:
-                    loop.call_soon_threadsafe(_settle, future, exc)
+                loop.call_soon_threadsafe(_settle, [(future, exc) for _, future in items])
                 return
             changes = []
-            for (_, future), outcome in zip(items, outcomes, strict=True):
+            for outcome in outcomes:
                 if isinstance(outcome, Entry):
                     changes.append(appended([outcome], self.statuses.get(outcome.session_id)))
-                loop.call_soon_threadsafe(_settle, future, outcome)
+            loop.call_soon_threadsafe(
+                _settle, [(future, o) for (_, future), o in zip(items, outcomes, strict=True)]
+            )
             if changes:
                 self._on_commit(changes)
 
