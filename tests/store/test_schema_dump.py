@@ -154,10 +154,11 @@ def test_a_postgres_store_migrated_one_release_at_a_time_has_the_committed_schem
     if (why := _unavailable()) is not None:
         pytest.skip(f"postgres: {why}")
     every = postgres.MIGRATIONS
-    # Today's writers name session_entries.tool: before it, the entry between
-    # releases is written as that release's writers wrote it (no text: the
-    # released trigger computes it).
-    tool_at = [m.name for m in every].index("search_tool_text")
+    # Today's writers name session_entries.tool and session_heads.messages: before
+    # the latter, the entry between releases is written as the releases' writers
+    # wrote it (no text: the released trigger computes it; no count: the migration
+    # counts the message).
+    messages_at = [m.name for m in every].index("session_messages")
     for cut in range(1, len(every)):
         url = new_schema_url()
         with monkeypatch.context() as patch:
@@ -165,7 +166,7 @@ def test_a_postgres_store_migrated_one_release_at_a_time_has_the_committed_schem
             with Forest.open(url) as forest:
                 assert forest.migrated == [m.name for m in every[:cut]]
                 sid = forest.create_session("between releases", session_id=f"cut-{cut}")
-                if cut > tool_at:
+                if cut > messages_at:
                     forest.append(
                         sid, "user.message", {"content": [{"type": "text", "text": "hi"}]}
                     )
@@ -176,6 +177,7 @@ def test_a_postgres_store_migrated_one_release_at_a_time_has_the_committed_schem
             assert [e.payload for e in forest.entries(f"cut-{cut}")] == [
                 {"content": [{"type": "text", "text": "hi"}]}
             ]
+            assert forest.session(f"cut-{cut}").messages == 1
         assert postgres_dump(url) == committed("postgres"), f"released with {cut} migrations"
 
 

@@ -74,6 +74,9 @@ class SessionInfo(Value, SourceParts, frozen=True, kw_only=True):
     updated_at: str
     head: str | None
     entry_count: int
+    # What a chat list counts as messages: what was said and the replies on every
+    # branch, not tool results or hidden entries (store/sql/rows.py IS_MESSAGE).
+    messages: int
     quarantine: str | None = None
     # Set for imported chats.
     source: SessionSource | None = None

@@ -35,6 +35,7 @@ SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::int[]
 """
 
 UPSERT_HEAD: Final = POSTGRES.sql(shared_rows.UPSERT_HEAD)
+APPEND_HEAD: Final = POSTGRES.sql(shared_rows.APPEND_HEAD)
 MOVE_HEAD: Final = POSTGRES.sql(shared_rows.MOVE_HEAD)
 
 # The session's row lock: every writer of a session (append, import, repair)

@@ -38,10 +38,12 @@ from ..base import (
 )
 from ..sql.dialect import POSTGRES, Row
 from ..sql.integrity import adoption_refused as refused_adoption
+from ..sql.rows import messages_in
 from ..sql.store import SQLStore, Statements
 from . import integrity
 from .database import Database
 from .rows import (
+    APPEND_HEAD,
     BRANCHES,
     E_COLUMNS,
     ENTRY_COLUMNS,
@@ -49,7 +51,6 @@ from .rows import (
     LOCK_SESSION,
     MOVE_HEAD,
     OWNER,
-    UPSERT_HEAD,
     searchable,
 )
 from .schema import ADOPTION_REFUSED
@@ -296,8 +297,8 @@ def _append_in(
     columns = [list(c) for c in zip(*rows, strict=True)]
     # The entries and the head move in one statement (one round trip, one trigger run).
     conn.execute(
-        f"WITH added AS ({INSERT_ENTRIES} RETURNING 1) {UPSERT_HEAD}",
-        [*columns, session_id, link, now],
+        f"WITH added AS ({INSERT_ENTRIES} RETURNING 1) {APPEND_HEAD}",
+        [*columns, session_id, link, now, messages_in(items)],
     )
     return Appended(below, first, text)
 

@@ -40,7 +40,7 @@ from ...model import (
 from ...rules import integrity as integrity_rules
 from ...rules.imports import ChatWriterBase
 from .dialect import C, Dialect, Row
-from .rows import ENTRY_COLUMNS, INSERT_SESSION, UPSERT_HEAD
+from .rows import ENTRY_COLUMNS, INSERT_SESSION, RECOUNT_SINCE, UPSERT_HEAD
 
 STREAM = 1000  # rows fetched at a time by `stored_entries`
 NO_LIMIT = (1 << 63) - 1  # the largest sequence either backend holds
@@ -126,6 +126,7 @@ class BulkSQL:
         self.session_known = d.sql(SESSION_KNOWN)
         self.insert_session = d.sql(INSERT_SESSION)
         self.upsert_head = d.sql(UPSERT_HEAD)
+        self.recount_since = d.sql(RECOUNT_SINCE)
         self.confirmed_before = d.sql("SELECT 1 FROM import_confirmed WHERE id = ?")
 
 
@@ -200,6 +201,8 @@ class SQLChatWriter(ChatWriterBase, Generic[C]):
             if row is None:
                 raise ImportRejected(str(self._path), None, f"head {self.head} was not imported")
             self._set_head(sid, self.head, row[0])
+        # The chat list's message count: the rows this import wrote, counted once.
+        conn.execute(self._q.recount_since, (sid, self._base, sid))
         entries = self._next - 1
         if self.continuing:
             # Only the new rows' parents: a turn at the end of a long chat costs
@@ -399,6 +402,7 @@ class SQLBulk(Generic[C, W]):
             raise ImportRejected(source, where(0), "header head is null but the file has entries")
         if session.head_moved_at is not None:
             conn.execute(self._q.upsert_head, (sid, head, session.head_moved_at))
+        conn.execute(self._q.recount_since, (sid, 0, sid))
 
     def _check_parents(self, conn: C, sid: str, source: str, where: Locate) -> None:
         bad = conn.execute(self._q.bad_parent, (sid, 0)).fetchone()

@@ -19,7 +19,7 @@ from ...errors import SessionDamaged, UnknownSession
 from ...model import CheckReport, Problem, RepairAction, RepairReport, Unrepaired
 from ...rules import integrity as rules
 from .dialect import C, Dialect
-from .rows import UPSERT_HEAD
+from .rows import RECOUNT, UPSERT_HEAD
 
 # A row may come back over existing entries only quarantined (the backends'
 # no-adoption trigger); the fresh check at the end of repair releases it.
@@ -84,6 +84,7 @@ class Integrity(Generic[C]):
         self._recreate = d.sql(RECREATE_SESSION)
         self._first_created = d.sql(FIRST_CREATED)
         self._set_head = d.sql(UPSERT_HEAD)
+        self._recount = d.sql(RECOUNT)
         self._clear = d.sql(CLEAR_QUARANTINE)
         self._set = d.sql(SET_QUARANTINE)
 
@@ -169,6 +170,9 @@ class Integrity(Generic[C]):
         if move is not None:
             conn.execute(self._set_head, (session_id, move[0], now))
             actions.append(move[1])
+        if actions:
+            # A head row repair made or re-pointed counts the session's messages afresh.
+            conn.execute(self._recount, (session_id, session_id))
         if self._forget is not None and self._extra is not None and self._extra(conn, session_id):
             conn.execute(self._forget, (session_id,))
             actions.append(rules.FORGOT_PATH)

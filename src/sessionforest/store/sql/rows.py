@@ -44,6 +44,46 @@ ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_i
 """
 
 
+# What a chat list counts as a message: what someone said and the replies, not tool
+# results, notifications or other hidden entries (one per content block for some
+# harnesses). Each head row keeps its session's count (migration session_messages):
+# an append adds what it added in the head update it makes anyway; an import, a
+# restore and a repair count the rows they wrote (RECOUNT_SINCE).
+MESSAGE_KINDS: Final = ("user.message", "assistant.message")
+IS_MESSAGE: Final = (
+    "kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'"
+)
+
+# The head upsert of an append, adding the messages it appended.
+APPEND_HEAD: Final = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at, messages) VALUES (?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+                                       updated_at = excluded.updated_at,
+                                       messages = session_heads.messages + excluded.messages
+"""
+
+# The messages among a session's entries past a sequence (the (session_id, sequence)
+# index: an import continuing a chat reads only its new rows), added to its count.
+RECOUNT_SINCE: Final = f"""
+UPDATE session_heads SET messages = messages + (
+    SELECT COUNT(*) FROM session_entries
+    WHERE session_id = ? AND sequence > ? AND {IS_MESSAGE}
+) WHERE session_id = ?
+"""
+
+# Count a session's messages afresh (repair: whatever the head row held).
+RECOUNT: Final = f"""
+UPDATE session_heads SET messages = (
+    SELECT COUNT(*) FROM session_entries WHERE session_id = ? AND {IS_MESSAGE}
+) WHERE session_id = ?
+"""
+
+
+def messages_in(items: Sequence[Any]) -> int:
+    """How many of `items` (anything with `kind` and `visibility`) a chat list counts."""
+    return sum(1 for i in items if i.kind in MESSAGE_KINDS and i.visibility == "context")
+
+
 def column_names(description: Sequence[Sequence[Any]] | None) -> tuple[str, ...]:
     """The column names of a cursor's `description` (both drivers': DB-API's first item)."""
     if description is None:

@@ -39,6 +39,7 @@ SELECT s.id AS id, s.title AS title, s.harness AS harness, s.cwd AS cwd,
        h.active_entry_id AS head,
        COALESCE((SELECT MAX(sequence) FROM session_entries WHERE session_id = s.id), 0)
            AS entry_count,
+       COALESCE(h.messages, 0) AS messages,
        s.quarantine AS quarantine, s.source_format AS source_format,
        s.source_path AS source_path, s.source_id AS source_id
 FROM sessions s LEFT JOIN session_heads h ON h.session_id = s.id
@@ -127,12 +128,8 @@ ENTRY_BY_ID_OR_SEQUENCE = """
 SELECT id, id = :ref FROM session_entries
 WHERE session_id = :sid AND (id = :ref OR sequence = :seq)
 """
-# What a chat list counts as messages: what someone said and the replies, not tool
-# results, notifications or other hidden entries (one per content block for some harnesses).
-MESSAGES = (
-    "SELECT COUNT(*) FROM session_entries WHERE session_id = ? "
-    "AND kind IN ('user.message', 'assistant.message') AND context_visibility = 'context'"
-)
+# A chat's messages (rows.IS_MESSAGE, every branch): the count its head row keeps.
+MESSAGES = "SELECT COALESCE(MAX(messages), 0) FROM session_heads WHERE session_id = ?"
 SESSION_IDS = "SELECT id FROM sessions"
 ENTRY_IDS = "SELECT id FROM session_entries WHERE session_id = ?"
 

@@ -136,16 +136,18 @@ class Derived:
         added: int,
         head: str,
         now: str,
+        messages: int,
     ) -> int | None:
-        """Move the head to `head` after appending `added` entries from sequence `first`
-        below the entry of sequence `below`, keeping the path; returns its length."""
+        """Move the head to `head` after appending `added` entries (`messages` of them
+        counted as messages) from sequence `first` below the entry of sequence `below`,
+        keeping the path; returns its length."""
         if length is None:
             # The path below could not be built (damage): left stale, reads walk.
-            conn.execute(paths.SET_HEAD, (session_id, head, now, None, None))
+            conn.execute(paths.APPEND_HEAD, (session_id, head, now, None, None, messages))
             return None
         paths.extend(conn, session_id, length, below, first)
         length += added
-        conn.execute(paths.SET_HEAD, (session_id, head, now, head, length))
+        conn.execute(paths.APPEND_HEAD, (session_id, head, now, head, length, messages))
         return length
 
     def moved(

@@ -83,6 +83,15 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
     path_length = excluded.path_length
 """
 
+# An append's head move: SET_HEAD adding the messages it appended (sql/rows.APPEND_HEAD).
+APPEND_HEAD = """
+INSERT INTO session_heads(session_id, active_entry_id, updated_at, path_tip, path_length, messages)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id,
+    updated_at = excluded.updated_at, path_tip = excluded.path_tip,
+    path_length = excluded.path_length, messages = session_heads.messages + excluded.messages
+"""
+
 # A head move keeps `updated_at`: a move is not activity (sql/rows.MOVE_HEAD).
 MOVE_HEAD = """
 INSERT INTO session_heads(session_id, active_entry_id, updated_at, path_tip, path_length)

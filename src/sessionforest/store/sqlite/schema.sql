@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 29;
+PRAGMA user_version = 30;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -34,6 +34,7 @@ PRAGMA user_version = 29;
 -- migration session_renamed
 -- migration session_listing
 -- migration session_changes
+-- migration session_messages
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -538,7 +539,7 @@ CREATE TABLE session_heads (
             session_id TEXT PRIMARY KEY,
             active_entry_id TEXT,
             updated_at TEXT NOT NULL
-        , path_tip TEXT, path_length INTEGER);
+        , path_tip TEXT, path_length INTEGER, messages INTEGER NOT NULL DEFAULT 0);
 
 -- table session_path_segments on session_path_segments
 CREATE TABLE session_path_segments (

@@ -32,6 +32,7 @@ from ..base import (
 )
 from ..base.maintenance import Maintenance
 from ..sql.dialect import SQLITE
+from ..sql.rows import messages_in
 from ..sql.store import SQLStore, Statements
 from . import integrity, paths
 from .database import Database
@@ -207,7 +208,9 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
             link, above, sequence = item.id, sequence, sequence + 1
         last = sequence - 1
         assert link is not None  # at least one item (rules/append.py)
-        length = derived.path_after(conn, session_id, length, row[8], first, len(items), link, now)
+        length = derived.path_after(
+            conn, session_id, length, row[8], first, len(items), link, now, messages_in(items)
+        )
         tip = link if length is not None else None
         after = (None, link, last, session_id, 2, state.cwd, tip, length, last)
         return Appended(below, first, text), after
