@@ -104,14 +104,43 @@ def test_a_pasted_address_opens_the_same_view_at_its_entry(
     sid = ui_store["big"]
     path = rpc(served.url, "sessions/log", {"session_id": sid, "limit": 10_000})
     target = path[17]
-    page = page_for(served.url + f"/#/chat/{sid}/at/{target['id']}")
+    # The window comes first: the path to the entry is drawn and marked while the snapshot
+    # of every node (the forest's, and where the path goes on) is still held back.
+    held: list[Route] = []
+
+    def hold_snapshot(route: Route) -> None:
+        body = route.request.post_data or ""
+        if '"sessions/forest_snapshot"' in body:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page = page_for(
+        served.url + f"/#/chat/{sid}/at/{target['id']}",
+        before=lambda p: p.route("**/rpc", hold_snapshot),
+    )
     marked = transcript(page).locator(".msg.highlight")
     expect(marked).to_contain_text("turn 17", timeout=30_000)
     expect(marked).to_be_in_viewport()
+    assert held  # the snapshot was asked for and is not answered yet
+    assert transcript(page).locator("article").count() <= 18
+    shot(page, "hit-window-light")
+    while held:
+        held.pop().continue_()
     expect(page.get_by_role("region", name="Preview")).to_contain_text("On the active branch")
-    # What followed the target is read on request.
-    transcript(page).get_by_role("button", name="Show later entries").click()
+    # Then a page after it, the mark left where it was.
+    expect(transcript(page).locator(f'[data-entry="{path[117]["id"]}"]')).to_have_count(1)
+    expect(marked).to_be_in_viewport()
+    shot(page, "hit-at-entry-light")
+    # What follows is read as the reader scrolls down (or on request).
+    scroller = transcript(page)
+    for _ in range(60):
+        if scroller.locator(f'[data-entry="{path[250]["id"]}"]').count():
+            break
+        scroller.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+        page.wait_for_timeout(250)
     expect(transcript(page).locator(f'[data-entry="{path[250]["id"]}"]')).to_have_count(1)
+    assert page.errors == []  # type: ignore[attr-defined]
 
 
 def test_claude_code_turns_read_at_a_glance(served: Running, page_for: Callable[..., Page]) -> None:
@@ -305,7 +334,9 @@ def test_choosing_a_chat_groups_filters_and_keys(
     # Untitled empty chats are not listed unless asked for.
     listed = rpc(served.url, "sessions/list", {"include_hidden": False, "limit": 1000})
     if any(s["entry_count"] == 0 for s in listed["sessions"]):
-        expect(nav.get_by_role("checkbox", name=re.compile("empty chats"))).not_to_be_checked()
+        expect(
+            nav.get_by_role("checkbox", name=re.compile("chats without messages"))
+        ).not_to_be_checked()
     # `/` and Ctrl+K focus the search; arrows walk the results; Enter opens.
     page.locator("body").press("/")
     box = page.get_by_role("searchbox", name="Find a chat")
@@ -330,6 +361,51 @@ def test_choosing_a_chat_groups_filters_and_keys(
     focused = nav.locator("button.chat:focus")
     expect(focused).to_have_count(1)
     expect(focused).not_to_have_attribute("aria-current", "page")
+
+
+# A Claude Code file of four file-history snapshots: entries, but not one message.
+NO_MESSAGES = "a95fea4a-b88a-4e49-ac07-4cc323d8700c.jsonl"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_chats_without_a_message_are_hidden_unless_asked_for(
+    served: Running, page_for: Callable[..., Page], scheme: str
+) -> None:
+    listed = rpc(served.url, "sessions/list", {"include_hidden": False, "limit": 1000})["sessions"]
+    [quiet] = [s for s in listed if (s["source"] or {}).get("path", "").endswith(NO_MESSAGES)]
+    assert quiet["entry_count"] == 4 and quiet["messages"] == 0
+    hidden = sum(1 for s in listed if s["messages"] == 0 and s["status"] != "archived")
+    for width in (1400, 390):
+        page = page_for(served.url + "/", scheme=scheme, width=width, height=844)
+        nav = page.get_by_role("navigation", name="Chats")
+        box = nav.get_by_role("checkbox", name=re.compile("chats without messages"))
+        expect(box).not_to_be_checked()
+        expect(nav.locator("label", has_text="chats without messages")).to_contain_text(
+            f"({hidden})"
+        )
+        nav.get_by_label("Harness").select_option("claude-code")
+        rows = nav.get_by_role("list", name="All chats").locator("button.chat")
+        expect(rows.first).to_be_visible()
+        # Every row drawn counts messages, and none of them shows 0.
+        for meta in rows.locator(".count").all_inner_texts():
+            assert re.fullmatch(r"[\d,]+ messages?", meta) and meta != "0 messages", meta
+        row = nav.locator(f'button.chat[data-chat="{quiet["id"]}"]')
+        box.check()
+        scroller = nav.locator(".chat-scroll")
+        for _ in range(40):  # the list is virtualised: scroll until the row is drawn
+            if row.count():
+                break
+            scroller.evaluate("el => { el.scrollTop += 300; }")
+            page.wait_for_timeout(100)
+        expect(row).to_contain_text("0 messages")
+        row.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)  # the virtualised rows measured where they landed
+        no_sideways_scroll(page)
+        shot(page, f"{'phone-' if width < 700 else ''}list-without-messages-{scheme}")
+        assert axe(page) == []
+        box.uncheck()
+        expect(row).to_have_count(0)
+        page.close()
 
 
 def test_a_row_shows_messages_and_branches_and_archives_from_its_menu(

@@ -153,31 +153,62 @@ export function App() {
     }
   }, []);
 
-  /** Read the chat's snapshot and the page of its path that shows `target` (else its end). */
+  /** Read the chat's snapshot and the page of its path that shows `target` (else its end).
+   * A target's window comes first: the path to it (a page, read from the target up, whatever
+   * the chat's size) is drawn and marked without waiting for the snapshot of every node,
+   * which the forest view and the entries after the target (their branch) need. */
   const loadChat = useCallback(async (r: Route) => {
     if (r.view === "none" || r.view === "compare") return;
     const ticket = ++loadTicket.current;
     const id = r.chat;
+    const target = r.view === "at" ? r.entry : null;
     try {
-      const [snap, ws] = await Promise.all([call("sessions/forest_snapshot", { session_id: id }), call("sessions/workers", { session_id: id })]);
+      const whole = Promise.all([call("sessions/forest_snapshot", { session_id: id }), call("sessions/workers", { session_id: id })]);
+      let upTo: LogEntryJson[] | null = null;
+      if (target) {
+        upTo = await call("sessions/log", { session_id: id, end: target, limit: PAGE_ENTRIES });
+        if (ticket !== loadTicket.current) return;
+        const ids = upTo.map((e) => e.id);
+        const earlier = upTo.length > 0 && upTo[0].parent_id !== null;
+        // Until the snapshot says where the path goes on, it may: the later entries follow.
+        setPath((cur) => (cur && cur.chat === id && cur.ids.includes(target) && cur.entries.some((e) => e.id === target)
+          ? cur
+          : { chat: id, end: null, ids, entries: upTo!, earlier, later: true }));
+      }
+      const [snap, ws] = await whole;
       if (ticket !== loadTicket.current) return;
-      const target = r.view === "at" ? r.entry : null;
       const onActive = target === null || snap.active_path.includes(target);
       const end = onActive ? null : newestTip(snap.nodes, target);
       const ids = end === null ? snap.active_path : pathTo(snap.nodes, end);
       const from = target ? Math.max(0, ids.indexOf(target)) : ids.length;
       // Near the end: read to the end. Far back: a page around it; later pages on request.
       const far = ids.length - from > PAGE_ENTRIES * 4;
-      const stop = far ? ids[Math.min(ids.length - 1, from + AFTER_TARGET)] : (end ?? undefined);
-      const limit = far ? PAGE_ENTRIES : Math.max(PAGE_ENTRIES, ids.length - from + 20);
-      const params: Params<"sessions/log"> = { session_id: id, limit };
-      if (stop) params.end = stop;
-      const entries = await call("sessions/log", params);
+      let entries: LogEntryJson[];
+      let after: LogEntryJson[] | null = null;
+      if (upTo && upTo.length && upTo[upTo.length - 1].id === target) {
+        // The path to the target is in: read only what follows it (to the end, or a page).
+        const stop = Math.min(ids.length - 1, far ? from + AFTER_TARGET : ids.length - 1);
+        after = stop > from ? await call("sessions/log", { session_id: id, end: ids[stop], limit: stop - from }) : [];
+        entries = [...upTo, ...after];
+      } else {
+        const stop = far ? ids[Math.min(ids.length - 1, from + AFTER_TARGET)] : (end ?? undefined);
+        const limit = far ? PAGE_ENTRIES : Math.max(PAGE_ENTRIES, ids.length - from + 20);
+        const params: Params<"sessions/log"> = { session_id: id, limit };
+        if (stop) params.end = stop;
+        entries = await call("sessions/log", params);
+      }
       if (ticket !== loadTicket.current) return;
       setSnapshot(snap);
       setWorkers(ws);
       const last = entries[entries.length - 1]?.id;
-      setPath({ chat: id, end, ids, entries, earlier: entries.length > 0 && entries[0].parent_id !== null, later: far && last !== ids[ids.length - 1] });
+      const later = far && last !== ids[ids.length - 1];
+      setPath((cur) => {
+        // Earlier pages read while the window was on screen are kept: the window's entries
+        // up to the target, then what follows it.
+        const at = cur && cur.chat === id && after ? cur.entries.findIndex((e) => e.id === target) : -1;
+        const kept = at >= 0 && cur && after ? [...cur.entries.slice(0, at + 1), ...after] : entries;
+        return { chat: id, end, ids, entries: kept, earlier: kept.length > 0 && kept[0].parent_id !== null, later };
+      });
     } catch (e) {
       if (ticket === loadTicket.current) setNotice(`Could not open the chat: ${message(e)}`);
     }

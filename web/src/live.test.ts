@@ -4,7 +4,7 @@ import { addedIds, extendEntries, extendSnapshot, upsertSession } from "./live";
 
 function chat(id: string, updated: string): SessionJson {
   return { id, title: id, harness: "", cwd: null, origin_cwd: null, status: "active", visibility: "top-level",
-    created_at: updated, updated_at: updated, head: null, entry_count: 1, quarantine: null, source: null,
+    created_at: updated, updated_at: updated, head: null, entry_count: 1, messages: 1, quarantine: null, source: null,
     git_branch: null, git_commit: null, git_repository: null, origin_project: null }; // prettier-ignore
 }
 

@@ -547,6 +547,7 @@ export interface SessionJson {
   harness: string;
   head: string | null;
   id: string;
+  messages: number;
   origin_cwd: string | null;
   origin_project: string | null;
   quarantine: string | null;

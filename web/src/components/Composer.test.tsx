@@ -87,6 +87,7 @@ const FAKE = vi.hoisted(() => {
       git_repository: null,
       origin_project: null,
       entry_count: 1,
+      messages: 1,
       head: "e1",
       quarantine: null,
       source: null,

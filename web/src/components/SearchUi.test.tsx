@@ -36,6 +36,7 @@ function session(id: string, title: string, harness: string, status = "active"):
     git_repository: null,
     origin_project: null,
     entry_count: 3,
+    messages: 3,
     head: null,
     quarantine: null,
     source: null,

@@ -36,14 +36,15 @@ export function plural(n: number, one: string, many: string): string {
 
 export type Counts = Result<"sessions/counts">[number];
 
-/** Messages and branches of the chats drawn (`sessions/counts`, a screenful at a time):
- * kept per chat until its entry count changes. */
+/** Branches of the chats drawn (`sessions/counts`, a screenful at a time; their messages
+ * come with the list): kept per chat until its entry count changes. */
 export function useCounts(drawn: readonly SessionJson[]): Map<string, Counts> {
   const [known, setKnown] = useState<Map<string, Counts>>(() => new Map());
   const asked = useRef(new Map<string, number>()); // chat -> entry count asked for
   const pending = useRef(new Map<string, number>()); // to ask for at the next tick
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const want = drawn.filter((s) => s.entry_count > 0 && asked.current.get(s.id) !== s.entry_count);
+  // A branch needs two messages answering one turn: a chat of fewer has none to ask for.
+  const want = drawn.filter((s) => s.messages > 1 && asked.current.get(s.id) !== s.entry_count);
   const key = want.map((s) => `${s.id}:${s.entry_count}`).join(",");
   useEffect(() => {
     for (const s of want) {
@@ -257,7 +258,7 @@ export interface ListOptions {
   harness: string; // "" : every harness
   project: string; // "" : every project
   workers: boolean; // list hidden worker chats too
-  empty: boolean; // list chats without entries too
+  empty: boolean; // list chats without a message too (only tool noise, notifications, metadata)
   archived: boolean; // list archived chats too
 }
 
@@ -280,7 +281,7 @@ export function listRows(
     }
     if (o.harness && s.harness !== o.harness) return false;
     if (o.project && projectOf(s).path !== o.project) return false;
-    if (!o.empty && s.entry_count === 0) {
+    if (!o.empty && s.messages === 0) {
       emptyHidden += 1;
       return false;
     }
@@ -311,7 +312,7 @@ function ChatButton({
   onKeyDown,
   counts,
 }: {
-  chat: { id: string; title: string; harness: string; updated_at: string; status: string; entry_count?: number; visibility?: string };
+  chat: { id: string; title: string; harness: string; updated_at: string; status: string; entry_count?: number; messages?: number; visibility?: string };
   openId: string | null;
   onOpen: (id: string) => void;
   children?: React.ReactNode;
@@ -331,9 +332,9 @@ function ChatButton({
       <span className="chat-title">{chat.title || chat.id.slice(0, 8)}</span>
       <span className="chat-meta">
         <span className="label">{chat.harness || "unknown"}</span> {when(chat.updated_at)}
-        {counts ? (
+        {chat.messages !== undefined || counts ? (
           <span className="count" title={chat.entry_count !== undefined ? plural(chat.entry_count, "entry", "entries") + " in all" : undefined}>
-            {plural(counts.messages, "message", "messages")}
+            {plural(chat.messages ?? counts?.messages ?? 0, "message", "messages")}
           </span>
         ) : chat.entry_count !== undefined ? (
           <span className="count" title="entries in this chat">
@@ -728,7 +729,7 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
             ) : null}
             {emptyHidden || options.empty ? (
               <label>
-                <input type="checkbox" checked={options.empty} onChange={(e) => setOptions({ ...options, empty: e.target.checked })} /> empty chats
+                <input type="checkbox" checked={options.empty} onChange={(e) => setOptions({ ...options, empty: e.target.checked })} /> chats without messages
                 {emptyHidden ? ` (${emptyHidden})` : ""}
               </label>
             ) : null}

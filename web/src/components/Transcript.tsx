@@ -315,6 +315,21 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
     }
   };
   const hiddenBefore = start > 0 || earlier;
+  // What follows a far target is read as the reader scrolls to the end of what is drawn
+  // (the button stays for the keyboard).
+  const laterRef = useRef<HTMLButtonElement>(null);
+  const reading = useRef(false);
+  useEffect(() => {
+    const el = laterRef.current;
+    if (!el || !onLater || typeof IntersectionObserver === "undefined") return;
+    const seen = new IntersectionObserver((found) => {
+      if (!found.some((f) => f.isIntersecting) || reading.current) return;
+      reading.current = true;
+      void onLater().finally(() => (reading.current = false));
+    }, { root: section.current, rootMargin: "0px 0px 400px 0px" });
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, [onLater, later, last]);
   return (
     <section className="transcript" aria-label="Transcript" ref={section} tabIndex={-1}>
       {units.length === 0 && !live ? <p className="empty">No entries on this branch yet.</p> : null}
@@ -334,7 +349,7 @@ export function Transcript({ entries, live, filters = DEFAULT_FILTERS, highlight
         />
       ))}
       {later && onLater ? (
-        <button className="earlier" onClick={() => void onLater()}>
+        <button className="earlier" ref={laterRef} onClick={() => void onLater()}>
           Show later entries
         </button>
       ) : null}
