@@ -374,6 +374,7 @@ def test_chats_without_a_message_are_hidden_unless_asked_for(
     listed = rpc(served.url, "sessions/list", {"include_hidden": False, "limit": 1000})["sessions"]
     [quiet] = [s for s in listed if (s["source"] or {}).get("path", "").endswith(NO_MESSAGES)]
     assert quiet["entry_count"] == 4 and quiet["messages"] == 0
+    [titled] = [s["id"] for s in listed if s["title"] == "TUI Cache Handling: Empty State Fix"]
     hidden = sum(1 for s in listed if s["messages"] == 0 and s["status"] != "archived")
     for width in (1400, 390):
         page = page_for(served.url + "/", scheme=scheme, width=width, height=844)
@@ -405,6 +406,12 @@ def test_chats_without_a_message_are_hidden_unless_asked_for(
         assert axe(page) == []
         box.uncheck()
         expect(row).to_have_count(0)
+        # Hidden from the list, still found: a summary-only Claude Code chat by its title.
+        find = page.get_by_role("searchbox", name="Find a chat")
+        find.fill("TUI cache empty state")
+        expect(
+            page.get_by_role("list", name="Search results").locator(f'button[data-chat="{titled}"]')
+        ).to_be_visible()
         page.close()
 
 

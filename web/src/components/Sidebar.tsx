@@ -588,6 +588,12 @@ export function Sidebar({ sessions, openId, onOpen, onOpenAt, query, onQuery, se
     count: rows.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: (i) => (rows[i].type === "group" ? 30 : 62),
+    // Sizes measured are kept per row, not per position: a filter that moves the rows
+    // (a toggle, a harness) would otherwise place each at the height of the one before.
+    getItemKey: (i) => {
+      const row = rows[i];
+      return row.type === "chat" ? row.chat.id : `g:${row.label}`;
+    },
     overscan: 8,
     initialRect: { width: 300, height: 900 },
   });
