@@ -96,9 +96,12 @@ def measure_child(db: Path) -> None:
                           "peak": _vm("VmHWM"), "after": _vm("VmRSS")}))  # fmt: skip
 
 
-def measure(db: Path) -> dict[str, Any]:
+def measure(db: Path, src: Path | None = None) -> dict[str, Any]:
+    """The child's figures; `src` runs it on another source tree (a before)."""
     env = {**os.environ}
     env.pop("FOREST_SEMANTIC", None)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), str(Path(__file__).parent)])
     out = subprocess.run(
         [sys.executable, __file__, "--child", str(db)],
         check=True, capture_output=True, text=True, env=env, timeout=1800,
@@ -111,6 +114,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=200_000)
     parser.add_argument("--child", type=Path)
+    parser.add_argument(
+        "--before", type=Path, help="another tree's src/: measured on the same stores"
+    )
     args = parser.parse_args()
     if args.child is not None:
         measure_child(args.child)
@@ -121,7 +127,10 @@ def main() -> None:
     for vectors in (False, True):
         db = work / f"semantic-memory-{int(vectors)}.db"
         build(db, args.entries, vectors)
-        print(json.dumps({"vectors": vectors, "entries": args.entries, **measure(db)}))
+        print(json.dumps({"vectors": vectors, "entries": args.entries, **measure(db)}), flush=True)
+        if args.before is not None:
+            found = measure(db, args.before)
+            print(json.dumps({"before": True, "vectors": vectors, **found}), flush=True)
         harness.remove_db(db)
 
 

@@ -412,10 +412,35 @@ def test_window_vectors_are_the_same_loaded_at_once_or_batch_by_batch(
             store.rows = rows[:cut]
             leg._refresh()
         count = leg._count
-        got = dict(zip(leg._keys[:count].tolist(), leg._matrix[:count], strict=True))
+        # Each row is kept as int8 times its scale: within half a step of the vector.
+        kept = leg._matrix[:count] * leg._scales[:count, None]
+        got = dict(zip(leg._keys[:count].tolist(), kept, strict=True))
         assert sorted(got) == sorted(keys)
         for key, row in got.items():
-            assert np.allclose(row, expected(key), atol=1e-5), (cuts, key)
+            want = expected(key)
+            step = np.abs(want).max() / semantic.QUANT
+            assert np.allclose(row, want, atol=step / 2 + 1e-6), (cuts, key)
+
+
+@pytest.mark.parametrize("count", [1, semantic.SCORE_ROWS, 3 * semantic.SCORE_ROWS + 7])
+def test_int8_cosines_are_the_float32_products_to_within_a_step(count: int) -> None:
+    # The matrix holds int8 rows and a scale each; a search widens them a block
+    # at a time. Every row is scored (a block's edge loses none), each cosine is
+    # within 0.003 of the float32 product, and the nearest row stays the nearest.
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    rows = rng.standard_normal((count, embedder.DIMENSIONS)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    query = rows[count // 2] + 0.02 * rng.standard_normal(embedder.DIMENSIONS).astype(np.float32)
+    query /= np.linalg.norm(query)
+    matrix, scales = semantic.quantise(rows)
+    assert matrix.dtype == np.int8 and scales.dtype == np.float32
+    got = semantic.cosines(matrix, scales, query.astype(np.float32))
+    want = rows @ query
+    assert got.shape == (count,)
+    assert np.abs(got - want).max() < 0.003
+    assert int(np.argmax(got)) == int(np.argmax(want)) == count // 2
 
 
 def test_a_turn_is_found_with_the_turns_before_it(tmp_path: Path) -> None:
