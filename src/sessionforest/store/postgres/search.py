@@ -24,6 +24,21 @@ from .schema import TEXT_CONFIG, WORDS_OF
 SESSION_SHIFT: Final = 32
 SEQUENCE_MASK: Final = (1 << SESSION_SHIFT) - 1
 MIN_GRAM_CHARS: Final = 3
+# The newest matches of words: through the GIN index each match costs a read of
+# its row (about MATCH_COST entry tests' time, measured on the scaled Bridge
+# store at 1M entries); chat by chat from the newest (`_newest`), each entry
+# read is tested, and `limit` matches take about limit * entries / matches of
+# them. The walk is taken when it is the cheaper by that estimate (matches:
+# the rarest word's count after an AND, the words' sum after an OR), up to
+# SCAN_ENTRIES entries tested, at most SCAN_BATCH entries' chats at a time.
+MATCH_COST: Final = 7
+SCAN_PROBE: Final = 5_000
+SCAN_BATCH: Final = 20_000
+SCAN_ENTRIES: Final = 60_000
+SCAN_CHATS: Final = 500
+ENTRIES_ESTIMATE = (
+    "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass('session_entries')"
+)
 # Substring matches counted at most for a frequency (an upper bound is enough).
 SUBSTRING_COUNT: Final = 10_000
 
@@ -55,6 +70,26 @@ ORDER BY ts_rank({ENTRY_WEIGHTS}, e.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
 ENTRY_NEWEST = """
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
 WHERE e.words @@ %(q)s::tsquery ORDER BY s.num DESC, e.sequence DESC LIMIT %(n)s
+"""
+# The newest matches of words many entries hold, chat by chat from the newest
+# (`_newest`): the GIN index would hand over every match (tens of thousands at
+# 1M entries), each read from the table and joined before the sort keeps the
+# first few hundred. Instead the newest chats are read a batch at a time through
+# the (session_id, sequence) index, each entry tested; `(… @@ …) IS TRUE` keeps
+# the planner off the GIN index, whose estimate for an AND of common words is a
+# row or two. Older chats, when the batches found too few, go to the index.
+NEWEST_CHATS = """
+SELECT s.num, s.id, c.last_sequence FROM sessions s JOIN chat_digests c ON c.session_id = s.id
+WHERE s.num < %(below)s ORDER BY s.num DESC LIMIT %(n)s
+"""
+NEWEST_IN_CHATS = """
+SELECT e.session_id, e.sequence FROM session_entries e
+WHERE e.session_id = ANY(%(ids)s) AND (e.words @@ %(q)s::tsquery) IS TRUE
+"""
+ENTRY_NEWEST_BELOW = """
+SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
+WHERE e.words @@ %(q)s::tsquery AND s.num < %(below)s
+ORDER BY s.num DESC, e.sequence DESC LIMIT %(n)s
 """
 # Per chat, how many of (at most %(n)s) matching entries it holds: no order, and
 # the chat number joined after counting.
@@ -273,6 +308,7 @@ class PostgresSearch:
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
         self._present: bool | None = None
+        self._entries: int | None = None  # the planner's estimate of the entries
         self._substring: dict[str, Spaceless | None] = {}
 
     def _one(self, sql: str, *args: Any) -> int:
@@ -333,14 +369,66 @@ class PostgresSearch:
         rows: list[tuple[int, int]] = []
         expr = _combine((_term_query(t) for t in terms), conjunctive)
         if expr is not None and (not conjunctive or all(t.tokens for t in terms)):
-            sql = ENTRY_RANKED if ranked else ENTRY_NEWEST
-            rows = [tuple(r) for r in self._conn.execute(sql, {"q": expr, "n": limit})]
+            dfs = [t.entry_df for t in terms]
+            if ranked:
+                rows = [tuple(r) for r in self._conn.execute(ENTRY_RANKED, {"q": expr, "n": limit})]
+            elif self._walk_pays(min(dfs) if conjunctive else sum(dfs), limit):
+                rows = self._newest(expr, limit)
+            else:
+                rows = [tuple(r) for r in self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit})]
         needles = self._needles(terms)
         if needles and (not conjunctive or len(needles) == len(terms)):
             sql = GRAM_ENTRIES_EVERY if conjunctive else GRAM_ENTRIES_ANY
             args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
             rows = then_missing(rows, (tuple(r) for r in self._conn.execute(sql, args)))
         return [(num, (num << SESSION_SHIFT) + seq) for num, seq in rows[:limit]]
+
+    def _walk_pays(self, matches: int, limit: int) -> bool:
+        """Whether reading the newest chats' entries beats the GIN index for
+        `limit` of `matches` matching entries (the estimate above)."""
+        if self._entries is None:
+            self._entries = self._one(ENTRIES_ESTIMATE)
+        entries = self._entries
+        if matches <= limit or not entries:
+            return False
+        tests = limit * entries / matches
+        return tests <= SCAN_ENTRIES and tests < MATCH_COST * matches
+
+    def _newest(self, expr: str, limit: int) -> list[tuple[int, int]]:
+        """ENTRY_NEWEST's rows (the newest `limit` matches of `expr`, newest chat and
+        entry first), read chat by chat from the newest while that pays: a first
+        batch of SCAN_PROBE entries' chats measures how many match, the next is
+        sized from it, and when the rest would take more than SCAN_ENTRIES tests
+        the older chats go to the index."""
+        conn = self._conn
+        rows: list[tuple[int, int]] = []
+        below = 1 << 62  # chats numbered below this are not read yet
+        tested = 0
+        want = SCAN_PROBE
+        while len(rows) < limit:
+            chats = conn.execute(NEWEST_CHATS, {"below": below, "n": SCAN_CHATS}).fetchall()
+            batch: dict[str, int] = {}
+            size = 0
+            for num, sid, last in chats:
+                batch[sid] = num
+                size += int(last or 0)
+                if size >= want:
+                    break
+            if not batch:
+                return rows  # every chat was read
+            found = conn.execute(NEWEST_IN_CHATS, {"ids": list(batch), "q": expr}).fetchall()
+            rows.extend(sorted(((batch[sid], seq) for sid, seq in found), reverse=True))
+            below = min(batch.values())
+            tested += size
+            # Tests the rest would take at the rate this walk has found matches.
+            rest = (limit - len(rows)) * tested / max(len(rows), 1)
+            if rest > SCAN_ENTRIES - tested:
+                break
+            want = min(SCAN_BATCH, int(rest * 1.2) + 1)
+        if len(rows) < limit:  # few matches in the newest chats: the rest by the index
+            args = {"q": expr, "below": below, "n": limit - len(rows)}
+            rows.extend(tuple(r) for r in conn.execute(ENTRY_NEWEST_BELOW, args))
+        return rows[:limit]
 
     def digest_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
