@@ -16,9 +16,9 @@ already there (`forest status` says how many entries wait).
 
 A search embeds the query and scores every window of `WINDOW` consecutive
 entries of a chat (one product over a per-process matrix of window vectors,
-kept as int8 rows with a scale each and refreshed by what was stored since): a window's vector is the
-normalised sum of its entries' vectors, made in memory when they are loaded,
-so a turn is read with the few before it (a question and its answer, a
+kept as int8 rows with a scale each and refreshed by what was stored since):
+a window's vector is the normalised sum of its entries' vectors, made in
+memory when they are loaded, so a turn is read with the few before it (a question and its answer, a
 remark and what it refers to) and nothing more is embedded or stored. Chats
 rank by their best window: a chat's place is that of its first window among
 the best `TOP_ENTRIES`. That list is fused by reciprocal
