@@ -26,6 +26,11 @@ from .errors import SearchStopped
 # SQLite virtual-machine steps between two looks at the deadline (~0.1 ms apart).
 PROGRESS_STEPS: Final = 10_000
 
+# How long one worktree stamp may take (git status plus hashing the dirty files,
+# gitstamp.py) before it is recorded as unknown: an append never waits on a huge
+# tree for longer. Here, not in gitstamp, so the facade's default needs no git code.
+STAMP_SECONDS: Final = 5.0
+
 _current: ContextVar[Deadline | None] = ContextVar("forest_deadline", default=None)
 
 

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from .deadline import Deadline, running
+from .deadline import STAMP_SECONDS, Deadline, running
 from .errors import (
     ForestError,
     InvalidArgument,
@@ -31,7 +31,6 @@ from .errors import (
 from .forest_follow import FollowFacade
 from .forest_models import ModelFacade
 from .forest_trees import suggesting
-from .gitstamp import STAMP_SECONDS
 from .ids import MAX_TITLE, Clock, id_problem, new_id, title_text, utc_now
 from .model import (
     CURRENT_SCHEMA_VERSION,
@@ -51,8 +50,7 @@ from .model import (
 )
 from .rules import refs
 from .rules.append import created_time, prepare, stamp_text
-from .search import semantic
-from .search.semantic import Semantic
+from .search import embedder
 from .store.backends import default_path, open_backend
 from .store.base import (
     AUTO,
@@ -80,6 +78,7 @@ if TYPE_CHECKING:
     from .io.report import Progress
     from .io.sources import Location
     from .search.results import ChatSearch, EntryHit
+    from .search.semantic import Semantic
     from .wire import ChatCounts, Compare, LogEntryJson, Workers
     from .worktree import Worktrees
 
@@ -108,6 +107,17 @@ def appended(session_id: str, items: Sequence[NewEntry], done: Appended) -> list
     return entries
 
 
+def _semantic_leg(backend: Backend) -> Semantic | None:
+    """The semantic leg of this store's searches, or None. Its module (vectors, the
+    model's loader) is imported only when the extra is installed and on, so a
+    store opened with the leg off never loads it."""
+    if not embedder.installed():
+        return None
+    from .search.semantic import Semantic
+
+    return Semantic.open(lambda: backend.vectors)
+
+
 class Forest(FollowFacade, ModelFacade):
     """A store of sessions, each a tree of immutable entries with a movable head."""
 
@@ -123,13 +133,15 @@ class Forest(FollowFacade, ModelFacade):
         self.path = backend.path
         self.readonly_why = backend.store.readonly_why
         self.migrated = backend.store.migrated
-        self._semantic = Semantic.open(lambda: backend.vectors)
+        self._semantic = _semantic_leg(backend)
         # The backend's maintenance thread (store/base/maintenance.py) indexes behind
         # the appends; with the semantic leg it also embeds what was indexed, once
         # writes pause, for every writer: a library user, the CLI, the server.
         self._maintenance = backend.maintenance
         if self._semantic is not None and self.readonly_why is None:
-            self._maintenance.add(VECTORS, self._semantic.step, quiet=semantic.QUIET)
+            from .search.semantic import QUIET
+
+            self._maintenance.add(VECTORS, self._semantic.step, quiet=QUIET)
 
     @property
     def _worktrees(self) -> Worktrees:

@@ -16,12 +16,10 @@ import time
 from typing import Any
 
 from . import gitsafe
+from .deadline import STAMP_SECONDS as STAMP_SECONDS  # beside the other bounds
 from .model.entries import Divergence as Divergence  # its home is the model
 
 STAMP_VERSION = 1
-# How long one stamp may take (git status plus hashing the dirty files) before it is
-# recorded as unknown: an append never waits on a huge tree for longer.
-STAMP_SECONDS = 5.0
 
 # -z: no quoting (core.quotepath cannot matter); --no-renames and
 # --ignore-submodules=none pin what rename/submodule config would change;

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
 
-from ..forest import Forest
+if TYPE_CHECKING:
+    # The facade loads the store backends: imported when a command opens the store,
+    # so `--help`, `demo` and the group itself start without them.
+    from ..forest import Forest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +48,8 @@ class State:
 
     def _open(self, *, readonly: bool, create: bool) -> Forest:
         if self._forest is None:
+            from ..forest import Forest
+
             self._forest = Forest.open(self.db, readonly=readonly, create=create)
         return self._forest
 

@@ -27,17 +27,26 @@ end with it and the thread with the last of them.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...errors import ForestError
 
-log = logging.getLogger("sessionforest.maintenance")
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    # Imported on a failure only: every store opens a Maintenance, and logging costs
+    # a command as much as the rest of this package's base layer.
+    import logging
+
+    return logging.getLogger("sessionforest.maintenance")
+
 
 FULL_TEXT: Final = "full text"
 VECTORS: Final = "vectors"
@@ -218,10 +227,10 @@ class Maintenance:
             job.failed = False
         except ForestError as exc:  # busy, read-only now, a full disk: tried again when due
             if not job.failed:
-                log.warning("%s upkeep of %s failed: %s", job.name, self._name, exc)
+                _log().warning("%s upkeep of %s failed: %s", job.name, self._name, exc)
             job.failed = True
         except Exception:  # the work itself is broken (the model): say so once and stop
-            log.exception("%s upkeep of %s failed; it stops", job.name, self._name)
+            _log().exception("%s upkeep of %s failed; it stops", job.name, self._name)
             job.stopped = True
 
     def _earlier_due(self, job: Job) -> bool:

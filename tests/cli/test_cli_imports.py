@@ -1,0 +1,125 @@
+"""A CLI call loads only what its command uses (issue 23: a call should start as git's).
+
+Each case runs the real console entry point in a fresh interpreter on a tiny
+store and records `sys.modules` as the process exits, so what is asserted is
+the set of modules the command loaded, never a time. A positive control in
+each case (a module the command must load) shows the record is real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionforest import Forest
+
+# Runs `forest ARGS...` and writes the loaded module names to the file in argv[1].
+RECORD = """\
+import atexit, sys
+out = sys.argv[1]
+sys.argv = ["forest", *sys.argv[2:]]
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+from sessionforest.cli.main import main
+main()
+"""
+
+# Loaded by no listing or reading command: the server, the search stack's model
+# and provider side, git, the importers and exporters, the live mirror.
+NEVER = (
+    "sessionforest.server",
+    "sessionforest.deep",
+    "sessionforest.redact",
+    "sessionforest.io",
+    "sessionforest.mirror",
+    "sessionforest.adapters",
+    "sessionforest.integrations",
+    "sessionforest.search.semantic",
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "anthropic",
+    "openai",
+    "httpx",
+    "logging",
+)
+# Nor by `forest sessions`: the search funnel, full-text indexing and git.
+NOT_FOR_LISTING = (
+    "sessionforest.search.find",
+    "sessionforest.search.query",
+    "sessionforest.store.sqlite.search.catchup",
+    "sessionforest.tooltext",
+    "sessionforest.gitstamp",
+    "subprocess",
+)
+
+
+def loaded(modules: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    """The forbidden names (a package counts with its submodules) that are in `modules`."""
+    return sorted(m for m in modules for f in forbidden if m == f or m.startswith(f + "."))
+
+
+def run(tmp_path: Path, db: Path, *args: str) -> tuple[set[str], str]:
+    record = tmp_path / "modules.txt"
+    env = {
+        **os.environ,
+        "FOREST_DB": str(db),
+        "FOREST_SEMANTIC": "off",
+        "HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD, str(record), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(record.read_text().split("\n")), done.stdout
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, str]:
+    db = tmp_path / "forest.db"
+    with Forest.open(db) as forest:
+        sid = forest.create_session(title="pomodoro timer")
+        text = {"content": [{"type": "text", "text": "a pomodoro timer in rust"}]}
+        forest.append(sid, "user.message", text, stamp=None)
+    return db, sid
+
+
+def test_importing_the_cli_loads_no_store(tmp_path: Path) -> None:
+    script = "import sys, sessionforest.cli.main\nprint('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    modules = set(done.stdout.split())
+    assert "click" in modules
+    assert loaded(modules, ("sessionforest.forest", "sessionforest.store", "msgspec")) == []
+    assert loaded(modules, NEVER + NOT_FOR_LISTING) == []
+
+
+def test_sessions_loads_only_the_store(tmp_path: Path, store: tuple[Path, str]) -> None:
+    db, sid = store
+    modules, out = run(tmp_path, db, "sessions")
+    assert sid in out
+    assert "sessionforest.store.sqlite.store" in modules
+    assert loaded(modules, NEVER + NOT_FOR_LISTING) == []
+
+
+def test_log_loads_no_search_and_no_server(tmp_path: Path, store: tuple[Path, str]) -> None:
+    db, sid = store
+    modules, out = run(tmp_path, db, "log", sid)
+    assert "a pomodoro timer in rust" in out
+    assert loaded(modules, NEVER + NOT_FOR_LISTING[:4]) == []
+
+
+def test_find_loads_the_funnel_but_no_model(tmp_path: Path, store: tuple[Path, str]) -> None:
+    db, sid = store
+    modules, out = run(tmp_path, db, "find", "--json", "pomodoro")
+    assert sid in json.dumps(json.loads(out))
+    assert "sessionforest.search.find" in modules
+    assert loaded(modules, NEVER) == []
