@@ -22,12 +22,16 @@ in groups through COPY) and timing T1 on both sides.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -251,6 +255,27 @@ def _append(db: str, sizes: dict[str, Any]) -> tuple[list[Row], list[str], dict[
     return rows, notes, {"copy_s": copy_s, "copied": copied}
 
 
+_T1_BEFORE = """
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import bench_search, search_data
+timing, _ = bench_search.t1_latency(sys.argv[3], search_data.load_bridge(), 1, "before")
+print(json.dumps(timing.ns))
+"""
+
+
+def _t1_before(src: str, url: str) -> list[int]:
+    """One round of T1 on `url` by another source tree (its src/), in a new process."""
+    here = str(Path(__file__).parent)
+    out = subprocess.run(
+        [sys.executable, "-c", _T1_BEFORE, src, here, url],
+        check=True, capture_output=True, text=True, timeout=1800,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )  # fmt: skip
+    found: list[int] = json.loads(out.stdout.strip().splitlines()[-1])
+    return found
+
+
 def _search(db: str, sizes: dict[str, Any]) -> tuple[list[Row], list[str]]:
     corpus = search_data.load_bridge()
     rows: list[Row] = []
@@ -261,20 +286,37 @@ def _search(db: str, sizes: dict[str, Any]) -> tuple[list[Row], list[str]]:
         built = search_data.build_scaled_bridge(path, corpus, copies)
         url = _schema(db, f"search_{label}")
         copy_s, copied = _copy(path, url)
-        # The two backends take turns, one round each, so load changes hit both.
+        # The two backends take turns, one round each, so load changes hit both
+        # (and the before tree's PostgreSQL search, when given, between them).
+        before = os.environ.get("BENCH_BEFORE_SRC")
         sqlite_t, sqlite_q = bench_search.t1_latency(path, corpus, 1, label)
         pg_t, pg_q = bench_search.t1_latency(url, corpus, 1, label)
+        then: list[int] = _t1_before(before, url) if before else []
         for _ in range(sizes["rounds"] - 1):
             sqlite_t.ns += bench_search.t1_latency(path, corpus, 1, label)[0].ns
             pg_t.ns += bench_search.t1_latency(url, corpus, 1, label)[0].ns
+            if before:
+                then += _t1_before(before, url)
         rows.append(
             Row(
                 f"T1 p95 at {built.entries:,} entries (PostgreSQL vs SQLite)",
                 harness.ms(pg_t.p(95)),
                 harness.ms(sqlite_t.p(95)),
                 f"{pg_t.p(95) / sqlite_t.p(95):.2f}x",
+                "<= 60 ms" if built.entries >= 1_000_000 else "",
+                harness.verdict(pg_t.p(95) <= 60e6) if built.entries >= 1_000_000 else "",
             )
         )
+        if then:
+            rows.append(
+                Row(
+                    f"T1 p95 at {built.entries:,} entries, PostgreSQL: now vs before "
+                    "(BENCH_BEFORE_SRC, same store, interleaved)",
+                    harness.ms(pg_t.p(95)),
+                    harness.ms(harness.percentile(then, 95)),
+                    f"{pg_t.p(95) / harness.percentile(then, 95):.2f}x",
+                )
+            )
         rows.append(
             Row(
                 f"forest copy SQLite -> PostgreSQL ({copied:,} entries, search index included)",
