@@ -163,9 +163,11 @@ export function App() {
     const id = r.chat;
     const target = r.view === "at" ? r.entry : null;
     try {
-      const whole = Promise.all([call("sessions/forest_snapshot", { session_id: id }), call("sessions/workers", { session_id: id })]);
+      const readWhole = () => Promise.all([call("sessions/forest_snapshot", { session_id: id }), call("sessions/workers", { session_id: id })]);
       let upTo: LogEntryJson[] | null = null;
       if (target) {
+        // Asked alone, before the snapshot: the server builds and sends every node only
+        // once the window is answered, so the two never share its CPU or the page's.
         upTo = await call("sessions/log", { session_id: id, end: target, limit: PAGE_ENTRIES });
         if (ticket !== loadTicket.current) return;
         const ids = upTo.map((e) => e.id);
@@ -175,7 +177,7 @@ export function App() {
           ? cur
           : { chat: id, end: null, ids, entries: upTo!, earlier, later: true }));
       }
-      const [snap, ws] = await whole;
+      const [snap, ws] = await readWhole();
       if (ticket !== loadTicket.current) return;
       const onActive = target === null || snap.active_path.includes(target);
       const end = onActive ? null : newestTip(snap.nodes, target);
