@@ -141,6 +141,16 @@ def test_a_pasted_address_opens_the_same_view_at_its_entry(
         page.wait_for_timeout(250)
     expect(transcript(page).locator(f'[data-entry="{path[250]["id"]}"]')).to_have_count(1)
     assert page.errors == []  # type: ignore[attr-defined]
+    # The same address on a phone, dark: the chat pane alone, the entry marked in view.
+    phone = page_for(
+        served.url + f"/#/chat/{sid}/at/{target['id']}", scheme="dark", width=390, height=844
+    )
+    marked = transcript(phone).locator(".msg.highlight")
+    expect(marked).to_contain_text("turn 17", timeout=30_000)
+    expect(transcript(phone).locator(f'[data-entry="{path[117]["id"]}"]')).to_have_count(1)
+    expect(marked).to_be_in_viewport()
+    no_sideways_scroll(phone)
+    shot(phone, "phone-hit-at-entry-dark")
 
 
 def test_claude_code_turns_read_at_a_glance(served: Running, page_for: Callable[..., Page]) -> None:
