@@ -123,3 +123,42 @@ def test_find_loads_the_funnel_but_no_model(tmp_path: Path, store: tuple[Path, s
     assert sid in json.dumps(json.loads(out))
     assert "sessionforest.search.find" in modules
     assert loaded(modules, NEVER) == []
+
+
+# The other importers: a Claude Code hook (one process per turn) loads none of them.
+OTHER_IMPORTERS = tuple(
+    f"sessionforest.io.{name}"
+    for name in ("aider", "chatgpt", "cline", "codex", "copilot", "gemini", "native",
+                 "opencode", "pi", "yoagent")
+)  # fmt: skip
+POMODORO = (
+    Path(__file__).parents[2].parent
+    / "shared/data/claude-code/ai-sessions/claude-code-pomodoro-timer.jsonl"
+)
+
+
+def test_the_claude_code_hook_loads_one_importer(tmp_path: Path) -> None:
+    transcript = tmp_path / "projects" / "p" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(POMODORO.read_bytes())
+    body = {"session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "Stop"}
+    record = tmp_path / "modules.txt"
+    db = tmp_path / "forest.db"
+    env = {**os.environ, "FOREST_SEMANTIC": "off", "FOREST_HOOK_LOG": str(tmp_path / "log")}
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD, str(record), "--db", str(db), "hook", "claude-code"],
+        env=env,
+        input=json.dumps(body).encode(),
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout == b""
+    with Forest.open(db) as forest:
+        assert forest.count_sessions() >= 1
+    modules = set(record.read_text().split("\n"))
+    assert "sessionforest.io.claude_code" in modules
+    assert loaded(modules, OTHER_IMPORTERS) == []
+    # What an import needs (the importer, the mirror, the adapters) aside, as `sessions`.
+    needed = ("sessionforest.io", "sessionforest.mirror", "sessionforest.adapters")
+    assert loaded(modules, tuple(m for m in NEVER if m not in needed)) == []
+    assert loaded(modules, ("sessionforest.search.find", "sessionforest.search.query")) == []

@@ -14,6 +14,7 @@ any other is imported again whole when its size or mtime changed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,19 +22,6 @@ from pathlib import Path
 from ..errors import ImportRejected, InvalidArgument
 from ..model import ImportReport
 from ..store.base import AgentLinks, BulkStore
-from . import (
-    aider,
-    chatgpt,
-    claude_code,
-    cline,
-    codex,
-    copilot,
-    gemini,
-    native,
-    opencode,
-    pi,
-    yoagent,
-)
 from .common import Mark, file_size, is_jsonl, jsonl_files
 from .position import Cursor, SourcePosition, fits, head_of
 from .report import BadLines, ImportRun, Notes, Progress, source_file
@@ -55,39 +43,99 @@ class Reader:
     accept: Callable[[Path], bool] = is_jsonl  # the files a walk of a directory reads
 
 
-READERS: dict[str, Reader] = {
-    claude_code.FORMAT: Reader(
-        claude_code.import_file, walks=True, order=claude_code.order, follow=claude_code.follow
-    ),
-    codex.FORMAT: Reader(
-        codex.import_file, walks=True, order=codex.order, follow=codex.follow, accept=codex.accept
-    ),
-    gemini.FORMAT: Reader(
-        gemini.import_file,
-        walks=True,
-        order=gemini.order,
-        follow=gemini.follow,
-        accept=gemini.accept,
-    ),
-    copilot.FORMAT: Reader(
-        copilot.import_file, walks=True, follow=copilot.follow, accept=copilot.accept
-    ),
-    opencode.FORMAT: Reader(opencode.import_file, folder=True, follow=opencode.follow),
-    aider.FORMAT: Reader(aider.import_file, walks=True, accept=aider.accept),
-    cline.FORMAT: Reader(cline.import_file, walks=True, accept=cline.accept),
-    chatgpt.FORMAT: Reader(chatgpt.import_file, size=chatgpt.total_bytes),
-    pi.FORMAT: Reader(pi.import_file, walks=True),
-    yoagent.FORMAT: Reader(yoagent.import_file),
-    native.SOURCE_FORMAT: Reader(native.read_file),
+# Each format's reader, made (and its module imported) the first time a file of that
+# format is read: the Claude Code hook, one process per turn, loads no other importer.
+
+
+def _claude_code() -> Reader:
+    from . import claude_code as m
+
+    return Reader(m.import_file, walks=True, order=m.order, follow=m.follow)
+
+
+def _codex() -> Reader:
+    from . import codex as m
+
+    return Reader(m.import_file, walks=True, order=m.order, follow=m.follow, accept=m.accept)
+
+
+def _gemini() -> Reader:
+    from . import gemini as m
+
+    return Reader(m.import_file, walks=True, order=m.order, follow=m.follow, accept=m.accept)
+
+
+def _copilot() -> Reader:
+    from . import copilot as m
+
+    return Reader(m.import_file, walks=True, follow=m.follow, accept=m.accept)
+
+
+def _opencode() -> Reader:
+    from . import opencode as m
+
+    return Reader(m.import_file, folder=True, follow=m.follow)
+
+
+def _aider() -> Reader:
+    from . import aider as m
+
+    return Reader(m.import_file, walks=True, accept=m.accept)
+
+
+def _cline() -> Reader:
+    from . import cline as m
+
+    return Reader(m.import_file, walks=True, accept=m.accept)
+
+
+def _chatgpt() -> Reader:
+    from . import chatgpt as m
+
+    return Reader(m.import_file, size=m.total_bytes)
+
+
+def _pi() -> Reader:
+    from . import pi as m
+
+    return Reader(m.import_file, walks=True)
+
+
+def _yoagent() -> Reader:
+    from . import yoagent as m
+
+    return Reader(m.import_file)
+
+
+def _native() -> Reader:
+    from . import native as m
+
+    return Reader(m.read_file)
+
+
+# By format name: each module's FORMAT (native's SOURCE_FORMAT); tests/io checks they agree.
+READERS: dict[str, Callable[[], Reader]] = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "gemini": _gemini,
+    "copilot": _copilot,
+    "opencode": _opencode,
+    "aider": _aider,
+    "cline": _cline,
+    "chatgpt": _chatgpt,
+    "pi": _pi,
+    "yoagent": _yoagent,
+    "native": _native,
 }
 FORMATS = tuple(READERS)
 
 
+@functools.cache
 def reader_for(fmt: str) -> Reader:
-    reader = READERS.get(fmt)
-    if reader is None:
+    make = READERS.get(fmt)
+    if make is None:
         raise InvalidArgument("format", f"expected one of {', '.join(FORMATS)}; got {fmt!r}")
-    return reader
+    return make()
 
 
 def run(
