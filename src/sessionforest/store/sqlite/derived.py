@@ -44,6 +44,7 @@ from ..base.maintenance import FULL_TEXT, VECTORS, Maintenance
 from . import paths
 from .connection import transaction
 from .database import Database
+from .search import catchup
 
 DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
 # A session's latest change that added no entry, under a new rev (SQLiteCommits reads it).
@@ -184,10 +185,6 @@ class Derived:
         """At the end of an append's transaction: index inline once the bound is
         reached; the remembered states hold from `at` if this commits."""
         self._unindexed += added
-        # Here and below, catchup (and the tool-text rules it builds its SQL from) is
-        # imported where used: a read-only command never indexes, so never loads it.
-        from .search import catchup
-
         if self._unindexed >= catchup.BOUND:
             catchup.catch_up(cursor.connection)
             self._unindexed = 0
@@ -203,15 +200,11 @@ class Derived:
     def index_in(self, conn: sqlite3.Connection) -> None:
         """Index everything pending inside the caller's write transaction (a bulk
         chat's or restore's end)."""
-        from .search import catchup
-
         catchup.catch_up(conn)
 
     def index_some(self, limit: int | None = None) -> bool:
         """Index pending entries (all, or about `limit`) in one write transaction;
         returns whether any are left (search/catchup.py)."""
-        from .search import catchup
-
         with self._db.write() as conn:
             left = catchup.catch_up(conn, limit)
             if not left:
@@ -219,14 +212,10 @@ class Derived:
             return left
 
     def _index_chunk(self) -> bool:
-        from .search import catchup
-
         return self.index_some(catchup.CHUNK)
 
     def pending(self) -> int:
         """How many entries wait for the full-text index (a count of the noted ranges)."""
-        from .search import catchup
-
         with self._db.read() as conn:
             return catchup.count_pending(conn)
 
@@ -238,8 +227,6 @@ class Derived:
         connection had it open) searches what its writers indexed: every writer
         catches up as it closes, so only one killed mid-session leaves entries
         that wait for the next writable search."""
-        from .search import catchup
-
         db = self._db
         if db.held() is not None:
             return False  # inside a transaction of this thread: it reads what it has
