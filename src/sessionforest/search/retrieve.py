@@ -11,7 +11,8 @@ passage of a few consecutive entries; every typed word the budget affords
 counts, not only the rarest six: 1 under AND, 16 after an OR, where no single
 entry holds every word and the chat-level evidence decides) plus small bonuses
 for several matching entries, for covering every term and for recency. Only
-top-level, unquarantined chats count; ended and archived ones are included and
+top-level chats and a harness's imported subagent chats (ranked a step below)
+count, never quarantined ones; ended and archived ones are included and
 marked. Every list comes from the search backend's primitives
 (store/base.SearchIndex); a further leg (say a semantic one) is one more
 ranked list with its own weight in `_base_score`.
@@ -98,6 +99,11 @@ PROBED_CHATS: Final = 16  # at least this many chats get their term coverage che
 # ranked first down on LoCoMo (r@1 0.691 against 0.711 without the leg, on a
 # third of the questions; 0.716 at 1), and 2 or more cost a vague Bridge query
 # (docs/semantic.md).
+# A harness's subagent chat (ChatRow.worker) repeats what its parent chat's task
+# call and result hold: it loses what first place in the entry list gives, so on
+# a near tie the top-level chat comes first (coding-search r@1 66 -> 69 of 77 at
+# 0.005..0.05 alike, r@5 75 either way; 0.02 and 0.05 measured the same).
+WORKER_PENALTY: Final = ENTRY_WEIGHT / (RRF_K + 1)
 SEMANTIC_WEIGHT_AND: Final = 1.0
 SEMANTIC_WEIGHT_OR: Final = 1.0
 
@@ -133,6 +139,7 @@ class Candidate:
     semantic_rank: int | None = None
     semantic_weight: float = SEMANTIC_WEIGHT_AND
     and_match: bool = False  # one entry, or the digest, matched every term
+    worker: bool = False  # a harness's subagent chat (ChatRow.worker)
     covered: set[int] = field(default_factory=set)
     score: float = 0.0
 
@@ -161,6 +168,7 @@ def _chat(row: ChatRow) -> Candidate:
         first_seen,
         last_seen,
         updated,
+        worker=bool(row.worker),
     )
 
 
@@ -467,6 +475,8 @@ def _ranked(
             chat.score += COVER_BONUS
         if mode == "or" and chat.and_match:
             chat.score += AND_BONUS
+        if chat.worker:
+            chat.score -= WORKER_PENALTY
     ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
     return ranked
 

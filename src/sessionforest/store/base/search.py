@@ -65,7 +65,8 @@ class Term:
 
 
 class ChatRow(NamedTuple):
-    """A top-level, unquarantined chat as search lists it; times are ISO text.
+    """An unquarantined chat as search lists it; times are ISO text. `worker`: a
+    harness's subagent or sidechain chat (hidden, imported), not a top-level one.
 
     A NamedTuple, not a frozen dataclass: a search lists up to ~2,000 of them,
     and `ChatRow._make(row)` costs 0.2 us where the dataclass costs 0.9 us.
@@ -79,6 +80,7 @@ class ChatRow(NamedTuple):
     created_at: str
     first_at: str | None  # the span of its entries (None: no entries yet)
     last_at: str | None
+    worker: bool = False
 
 
 class Landing(NamedTuple):
@@ -190,7 +192,9 @@ class SearchIndex(Protocol):
         ...
 
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
-        """The listable chats among `keys` (hidden and quarantined ones left out)."""
+        """The findable chats among `keys`: top-level ones and a harness's imported
+        subagent chats (`ChatRow.worker`); quarantined ones and the hidden chats
+        forest made itself left out."""
         ...
 
     def all_chats(self) -> list[ChatRow]:

@@ -150,11 +150,16 @@ SELECT count(*) FROM (SELECT 1 FROM chat_digests c
     WHERE c.spaceless AND lower{DIGEST_TEXT} LIKE %s LIMIT {SUBSTRING_COUNT}) x
 """
 
-_CHAT_COLUMNS = """s.num, s.id, s.title, s.harness, s.status, s.created_at, c.first_at, c.last_at
-FROM sessions s JOIN chat_digests c ON c.session_id = s.id
-WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
-CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND s.num = ANY(%s)"
-ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
+_CHAT_COLUMNS = """s.num, s.id, s.title, s.harness, s.status, s.created_at, c.first_at, c.last_at,
+       s.visibility <> 'top-level'
+FROM sessions s JOIN chat_digests c ON c.session_id = s.id WHERE s.quarantine IS NULL"""
+# As SQLite's: a match may be in a harness's (imported) subagent chat, never in
+# one forest made hidden itself; listing with nothing to match is top-level only.
+CHATS_BY_NUM = (
+    f"SELECT {_CHAT_COLUMNS} AND (s.visibility = 'top-level' OR s.source_format IS NOT NULL) "
+    "AND s.num = ANY(%s)"
+)
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND s.visibility = 'top-level'"
 CHAT_COUNT = "SELECT count(*) FROM chat_digests"
 # A chat's length for BM25's normalisation: its last sequence, kept in its digest.
 CHAT_SIZES = """

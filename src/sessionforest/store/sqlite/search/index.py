@@ -66,11 +66,18 @@ JOIN session_entries e ON e.session_id = s.session_id AND e.sequence = ? WHERE s
 # The head, and the materialised path's tip and length (paths.py): trusted when the tip is the head.
 HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
 # The activity span comes from search_sessions: no session_entries rows are read.
-_CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at
-FROM search_sessions m JOIN sessions s ON s.id = m.session_id
-WHERE s.visibility = 'top-level' AND s.quarantine IS NULL"""
-CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND m.num IN (SELECT value FROM json_each(?))"
-ALL_CHATS = f"SELECT {_CHAT_COLUMNS}"
+_CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at,
+       s.visibility <> 'top-level'
+FROM search_sessions m JOIN sessions s ON s.id = m.session_id WHERE s.quarantine IS NULL"""
+# A match may be in a harness's subagent or sidechain chat (hidden, imported: the
+# commands and files a user remembers often stand there); a chat forest made
+# hidden itself (a deep search's usage record) never is. Listing with nothing
+# to match is of top-level chats only, as the sidebar.
+CHATS_BY_NUM = (
+    f"SELECT {_CHAT_COLUMNS} AND (s.visibility = 'top-level' OR s.source_format IS NOT NULL) "
+    "AND m.num IN (SELECT value FROM json_each(?))"
+)
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND s.visibility = 'top-level'"
 ENTRY_PROBE = (
     "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
     "AND rowid BETWEEN ? AND ? LIMIT 1"
