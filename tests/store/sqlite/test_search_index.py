@@ -58,7 +58,7 @@ def test_a_failed_append_leaves_no_index_row(
     forest.append(sid, "user.message", text("first words"))
     before = fts_rows(forest.path)
     # Fail the append after its entry row (and so the pending trigger) was written.
-    monkeypatch.setattr(paths, "SET_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?)")
+    monkeypatch.setattr(paths, "APPEND_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?, ?)")
     with pytest.raises(StoreIOError, match="no_such_table"):
         forest.append(sid, "user.message", text("quince jelly"))
     monkeypatch.undo()

@@ -80,7 +80,9 @@ def test_a_failed_append_leaves_no_trigram_row_and_a_committed_one_is_found_at_o
         forest.append(sid, "user.message", text("第一条消息"))
         assert [h.sequence for h in other.search_session_entries(sid, "消息")] == [1]
         before = grams_rows(forest.path)
-        monkeypatch.setattr(paths, "SET_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?)")
+        monkeypatch.setattr(
+            paths, "APPEND_HEAD", "INSERT INTO no_such_table VALUES (?, ?, ?, ?, ?, ?)"
+        )
         with pytest.raises(StoreIOError):
             forest.append(sid, "user.message", text("失败的追加"))
         monkeypatch.undo()
