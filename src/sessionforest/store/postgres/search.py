@@ -19,6 +19,7 @@ from ... import snippets
 from ...scripts import excerpt, spaceless
 from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Landing, Spaceless, Term
 from ..base.search import then_missing
+from ..sql.visibility import FINDABLE, LISTED
 from .schema import TEXT_CONFIG, WORDS_OF
 
 SESSION_SHIFT: Final = 32
@@ -153,13 +154,9 @@ SELECT count(*) FROM (SELECT 1 FROM chat_digests c
 _CHAT_COLUMNS = """s.num, s.id, s.title, s.harness, s.status, s.created_at, c.first_at, c.last_at,
        s.visibility <> 'top-level'
 FROM sessions s JOIN chat_digests c ON c.session_id = s.id WHERE s.quarantine IS NULL"""
-# As SQLite's: a match may be in a harness's (imported) subagent chat, never in
-# one forest made hidden itself; listing with nothing to match is top-level only.
-CHATS_BY_NUM = (
-    f"SELECT {_CHAT_COLUMNS} AND (s.visibility = 'top-level' OR s.source_format IS NOT NULL) "
-    "AND s.num = ANY(%s)"
-)
-ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND s.visibility = 'top-level'"
+# Which chats a match may be in, and which are listed: store/sql/visibility.py.
+CHATS_BY_NUM = f"SELECT {_CHAT_COLUMNS} AND {FINDABLE} AND s.num = ANY(%s)"
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND {LISTED}"
 CHAT_COUNT = "SELECT count(*) FROM chat_digests"
 # A chat's length for BM25's normalisation: its last sequence, kept in its digest.
 CHAT_SIZES = """

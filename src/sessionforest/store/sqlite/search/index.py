@@ -18,6 +18,7 @@ import orjson
 from .... import snippets
 from ...base import ChatKey, ChatRow, EntryKey, Landing, Spaceless, Term
 from ...base.search import then_missing
+from ...sql.visibility import FINDABLE, LISTED
 from .. import paths
 from . import fts, grams
 from .grams import Grams, GramVocabulary
@@ -69,15 +70,11 @@ HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WH
 _CHAT_COLUMNS = """m.num, s.id, s.title, s.harness, s.status, s.created_at, m.first_at, m.last_at,
        s.visibility <> 'top-level'
 FROM search_sessions m JOIN sessions s ON s.id = m.session_id WHERE s.quarantine IS NULL"""
-# A match may be in a harness's subagent or sidechain chat (hidden, imported: the
-# commands and files a user remembers often stand there); a chat forest made
-# hidden itself (a deep search's usage record) never is. Listing with nothing
-# to match is of top-level chats only, as the sidebar.
+# Which chats a match may be in, and which are listed: store/sql/visibility.py.
 CHATS_BY_NUM = (
-    f"SELECT {_CHAT_COLUMNS} AND (s.visibility = 'top-level' OR s.source_format IS NOT NULL) "
-    "AND m.num IN (SELECT value FROM json_each(?))"
+    f"SELECT {_CHAT_COLUMNS} AND {FINDABLE} AND m.num IN (SELECT value FROM json_each(?))"
 )
-ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND s.visibility = 'top-level'"
+ALL_CHATS = f"SELECT {_CHAT_COLUMNS} AND {LISTED}"
 ENTRY_PROBE = (
     "SELECT 1 FROM session_entry_fts WHERE session_entry_fts MATCH ? "
     "AND rowid BETWEEN ? AND ? LIMIT 1"
