@@ -416,6 +416,13 @@ def _stamp(chat: Candidate) -> float:
     return chat.active_to.timestamp() if chat.active_to is not None else 0.0
 
 
+def _order(chat: Candidate, score: float | None = None) -> tuple[float, float, ChatKey]:
+    """The final ranking's key, highest first: the score, then (equal scores) the
+    latest activity, then the chat key (newest chat): find's order never depends
+    on the order in which a backend handed the chats over."""
+    return chat.score if score is None else score, _stamp(chat), chat.key
+
+
 def _base_score(chat: Candidate, now: datetime) -> float:
     score = 0.0
     if chat.entry_rank is not None:
@@ -477,7 +484,7 @@ def _ranked(
             chat.score += AND_BONUS
         if chat.worker:
             chat.score -= WORKER_PENALTY
-    ranked.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
+    ranked.sort(key=_order, reverse=True)
     return ranked
 
 
@@ -578,11 +585,11 @@ def lexical_order(chats: Sequence[Candidate]) -> list[Candidate]:
         if c.entry_rank is not None or c.digest_rank is not None or c.evidence_rank is not None
     ]
 
-    def words_only(chat: Candidate) -> tuple[float, float]:
+    def words_only(chat: Candidate) -> tuple[float, float, ChatKey]:
         share = 0.0
         if chat.semantic_rank is not None:
             share = chat.semantic_weight / (RRF_K + chat.semantic_rank)
-        return chat.score - share, _stamp(chat)
+        return _order(chat, chat.score - share)
 
     return sorted(found, key=words_only, reverse=True)
 
@@ -595,7 +602,7 @@ def meaning_only(
     chats = list(near(index, semantic, filters, weight=SEMANTIC_WEIGHT_OR).values())
     for chat in chats:
         chat.score = _base_score(chat, now)
-    chats.sort(key=lambda c: (c.score, _stamp(c)), reverse=True)
+    chats.sort(key=_order, reverse=True)
     return chats
 
 

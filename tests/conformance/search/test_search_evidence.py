@@ -101,9 +101,14 @@ def test_evidence_ties_do_not_reorder_chats(forest: Forest, make_chat: Any) -> N
     result = forest.search_chats("walrus", now=NOW)
     first, second = result.hits
     assert first.evidence == second.evidence > 0
-    # Equal evidence shares a rank: the evidence list adds the same to both.
-    step = retrieve.EVIDENCE_WEIGHT_AND * (1 / (retrieve.RRF_K + 1) - 1 / (retrieve.RRF_K + 2))
-    assert first.score - second.score < step
+    # Equal evidence shares a rank: the evidence list adds the same to both. What
+    # parts them is the entry list's one rank step (equal entries come newest
+    # first) and a day's recency, less than a second rank step would add.
+    rank_step = 1 / (retrieve.RRF_K + 1) - 1 / (retrieve.RRF_K + 2)
+    day = retrieve.RECENCY_BONUS * (1 - 0.5 ** (1 / retrieve.RECENCY_HALF_LIFE))
+    assert (first.title, second.title) == ("b", "a")
+    assert first.score - second.score < retrieve.ENTRY_WEIGHT * rank_step + day
+    assert day < retrieve.EVIDENCE_WEIGHT_AND * rank_step
 
 
 # --- the window retry ------------------------------------------------------------

@@ -160,15 +160,16 @@ class SearchIndex(Protocol):
     ) -> list[tuple[ChatKey, EntryKey]]:
         """Up to `limit` entries holding every term (`conjunctive`) or any, as (chat,
         entry) keys: best first when `ranked` (the backend's own relevance: only the
-        order counts), else newest first. Substring matches in spaceless-script text
-        follow the word matches."""
+        order counts; equally relevant entries newest first, by key), else newest
+        first. Substring matches in spaceless-script text follow the word matches."""
         ...
 
     def digest_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
     ) -> list[ChatKey]:
         """Up to `limit` chats whose digest (title, opening exchange, latest summary)
-        holds every term or any, best first when `ranked` (a title weighs most)."""
+        holds every term or any, best first when `ranked` (a title weighs most;
+        equally relevant digests newest chat first, by key)."""
         ...
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:

@@ -61,12 +61,13 @@ _TOP = "\U0010ffff"
 DIGEST_WEIGHTS: Final = "'{0.125, 0.25, 0.25, 1.0}'"
 # An entry's words are what was said (unweighted: D) and what a tool said (C,
 # 0010_search_tool_text.sql); as SQLite's bm25(1.0, 0.25), the tool field
-# weighs a quarter.
+# weighs a quarter. Equal ranks go newest first (chat, then entry), as on SQLite.
 ENTRY_WEIGHTS: Final = "'{1.0, 0.25, 0.25, 1.0}'"
 ENTRY_RANKED = f"""
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
 WHERE e.words @@ %(q)s::tsquery
-ORDER BY ts_rank({ENTRY_WEIGHTS}, e.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
+ORDER BY ts_rank({ENTRY_WEIGHTS}, e.words, %(q)s::tsquery, 1) DESC, s.num DESC, e.sequence DESC
+LIMIT %(n)s
 """
 ENTRY_NEWEST = """
 SELECT s.num, e.sequence FROM session_entries e JOIN sessions s ON s.id = e.session_id
@@ -114,7 +115,7 @@ AND strpos(lower(e.text), %(needle)s) > 0 LIMIT %(n)s
 DIGEST_RANKED = f"""
 SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id
 WHERE c.words @@ %(q)s::tsquery
-ORDER BY ts_rank({DIGEST_WEIGHTS}, c.words, %(q)s::tsquery, 1) DESC LIMIT %(n)s
+ORDER BY ts_rank({DIGEST_WEIGHTS}, c.words, %(q)s::tsquery, 1) DESC, s.num DESC LIMIT %(n)s
 """
 DIGEST_ANY = """
 SELECT s.num FROM chat_digests c JOIN sessions s ON s.id = c.session_id

@@ -51,7 +51,7 @@ _DIGEST_TEXT = "title || first_message || first_reply || summary"
 GRAM_ENTRY_RANKED = (
     "SELECT rowid FROM session_entry_grams WHERE session_entry_grams MATCH ? AND "
     + _EVERY_SCAN.format(text=_ENTRY_TEXT)
-    + " ORDER BY rank LIMIT ?"
+    + " ORDER BY rank, rowid DESC LIMIT ?"
 )
 GRAM_ENTRY_NEWEST = (
     "SELECT rowid FROM session_entry_grams WHERE session_entry_grams MATCH ? AND "
@@ -72,7 +72,7 @@ GRAM_DIGEST_RANKED = (
     "SELECT rowid FROM chat_digest_grams WHERE chat_digest_grams MATCH ? "
     "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' AND "
     + _EVERY_SCAN.format(text=_DIGEST_TEXT)
-    + " ORDER BY rank LIMIT ?"
+    + " ORDER BY rank, rowid DESC LIMIT ?"
 )
 GRAM_DIGEST_SCAN_EVERY = (
     "SELECT rowid FROM chat_digest_grams WHERE "

@@ -41,13 +41,14 @@ DIGEST_PREFIX_DF = (
 )
 _TOP = "\U0010ffff"  # sorts after every continuation of a prefix
 
-# ORDER BY rank lets FTS5 sort inside the virtual table (bm25, lower is better).
-# What was said weighs four times what a tool said (text, tool, session_id):
-# a chat that talks about the words ranks above one whose tool output holds them.
+# bm25 is lower-is-better. What was said weighs four times what a tool said
+# (text, tool, session_id): a chat that talks about the words ranks above one
+# whose tool output holds them. Equal ranks go newest first (rowid DESC), as on
+# PostgreSQL, so the list's order, and find's, is the same every time.
 ENTRY_WEIGHTS: Final = "bm25(1.0, 0.25, 0.0)"
 ENTRY_RANKED = (
     "SELECT rowid FROM session_entry_fts WHERE session_entry_fts MATCH ? "
-    f"AND rank MATCH '{ENTRY_WEIGHTS}' ORDER BY rank LIMIT ?"
+    f"AND rank MATCH '{ENTRY_WEIGHTS}' ORDER BY rank, rowid DESC LIMIT ?"
 )
 # Index rowids grow with session numbers, so rowid order is newest chats first.
 ENTRY_NEWEST = (
@@ -55,9 +56,10 @@ ENTRY_NEWEST = (
     "ORDER BY rowid DESC LIMIT ?"
 )
 # A title describes a chat best; the first reply less than what the user asked.
+# Equal ranks: the newest chat first.
 DIGEST_RANKED = (
     "SELECT rowid FROM chat_digest_fts WHERE chat_digest_fts MATCH ? "
-    "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank LIMIT ?"
+    "AND rank MATCH 'bm25(4.0, 1.0, 0.5, 1.0)' ORDER BY rank, rowid DESC LIMIT ?"
 )
 # A find hit's entry by its key: the session's id (for the active-branch walk) and the entry's.
 LANDING = """
