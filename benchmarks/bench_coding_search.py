@@ -204,7 +204,8 @@ def measure(path: Path) -> tuple[list[Outcome], dict[str, Any]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     harness.remove_db(path)
     queries = load_queries()
-    forest = Forest.open(path)
+    with harness.index_only():
+        forest = Forest.open(path)
     try:
         t0 = time.perf_counter()
         entries = import_all(forest)
@@ -386,7 +387,8 @@ def regressions() -> list[str]:
     path = harness.WORK / "coding-search-bridge.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     harness.remove_db(path)
-    forest = Forest.open(path, clock=lambda: corpus.now)
+    with harness.index_only():
+        forest = Forest.open(path, clock=lambda: corpus.now)
     try:
         search_data.store_bridge(forest, corpus)
         outcomes = bench_search.bridge_quality(forest, corpus)

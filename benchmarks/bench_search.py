@@ -260,7 +260,8 @@ def locomo_quality(conversations: int | None) -> LocomoResult:
         )
     path = harness.WORK / "search-locomo.db"
     harness.remove_db(path)
-    forest = Forest.open(path, clock=lambda: corpus.now)
+    with harness.index_only():
+        forest = Forest.open(path, clock=lambda: corpus.now)
     try:
         entries = search_data.store_locomo(forest, corpus)
         baseline = WholeChatBM25(corpus, _store_tokenizer(path))
@@ -345,11 +346,12 @@ def _timed_rounds(rounds: int, calls: dict[str, Callable[[], object]]) -> dict[s
 def _open_built(path: Any) -> Forest:
     """Open a store built earlier in this run (never create one: an empty store would
     turn a vanished scratch file into wrong figures instead of an error)."""
-    if "://" in str(path):  # a server's store (bench_postgres.py): built earlier too
-        return Forest.open(path, create=False)
-    if not harness.Path(path).exists():
-        raise RuntimeError(f"{path} vanished (did another run clear benchmarks/.work?)")
-    return Forest.open(path)
+    with harness.index_only():
+        if "://" in str(path):  # a server's store (bench_postgres.py): built earlier too
+            return Forest.open(path, create=False)
+        if not harness.Path(path).exists():
+            raise RuntimeError(f"{path} vanished (did another run clear benchmarks/.work?)")
+        return Forest.open(path)
 
 
 def t1_latency(
@@ -413,7 +415,8 @@ def run(quick: bool) -> Section:
     t = time.perf_counter()
     bridge_db = harness.WORK / "search-bridge.db"
     harness.remove_db(bridge_db)
-    forest = Forest.open(bridge_db, clock=lambda: corpus.now)
+    with harness.index_only():
+        forest = Forest.open(bridge_db, clock=lambda: corpus.now)
     try:
         entries = search_data.store_bridge(forest, corpus)
         outcomes = bridge_quality(forest, corpus)

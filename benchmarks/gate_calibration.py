@@ -175,7 +175,8 @@ def _conversations(locomo: search_data.Locomo, n: int) -> search_data.Locomo:
 
 def _bridge(path: Path, bridge: search_data.BridgeCorpus) -> list[Judged]:
     fresh = not path.exists()
-    forest = Forest.open(path, clock=lambda: bridge.now)
+    with harness.index_only():
+        forest = Forest.open(path, clock=lambda: bridge.now)
     try:
         if fresh:
             search_data.store_bridge(forest, bridge)
@@ -186,7 +187,8 @@ def _bridge(path: Path, bridge: search_data.BridgeCorpus) -> list[Judged]:
 
 def _locomo(path: Path, locomo: search_data.Locomo) -> list[Judged]:
     fresh = not path.exists()
-    forest = Forest.open(path, clock=lambda: locomo.now)
+    with harness.index_only():
+        forest = Forest.open(path, clock=lambda: locomo.now)
     try:
         if fresh:
             search_data.store_locomo(forest, locomo)

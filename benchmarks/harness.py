@@ -14,7 +14,8 @@ import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -340,3 +341,21 @@ def write_report(
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return REPORT
+
+
+@contextmanager
+def index_only() -> Iterator[None]:
+    """Stores opened inside search by the index alone (FOREST_SEMANTIC=off, read as a
+    Forest opens). With the [semantic] extra installed a store otherwise embeds its
+    entries on a background thread while the queries run, so which chats the leg
+    knows, and the figures, would depend on the machine's load (bench_semantic.py
+    measures the leg with every vector made)."""
+    before = os.environ.get("FOREST_SEMANTIC")
+    os.environ["FOREST_SEMANTIC"] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["FOREST_SEMANTIC"]
+        else:
+            os.environ["FOREST_SEMANTIC"] = before
