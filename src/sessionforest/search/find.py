@@ -27,7 +27,7 @@ from .retrieve import (
     recent,
     retrieve,
 )
-from .terms import Vocabulary, choose_terms, exclusions
+from .terms import Vocabulary, choose_terms, exclusions, typed_line
 
 
 def search_chats(
@@ -99,6 +99,11 @@ def _find(
     excluded = exclusions(vocab, parsed.excluded)
     filters = Filters(parsed.window, frozenset(wanted), excluded)
     choice = choose_terms(vocab, parsed.phrases, parsed.words)
+    # The typed text as the line it may be (an error, a command): not when part
+    # of it is a time phrase or an exclusion, which no line holds.
+    line = None
+    if choice.kept and parsed.window is None and not parsed.excluded:
+        line = typed_line(vocab, query.replace('"', " "), choice.kept)
     mode = "none"
     core: list[Candidate] = []  # what the gate judges: the query's own chats
     chats: list[Candidate] = []  # what is listed: `core`, then any top-up
@@ -108,7 +113,14 @@ def _find(
     closest = semantic(meaning) if semantic is not None and meaning else ()
     if choice.kept:
         found = retrieve(
-            index, choice.kept, filters, now, shown=limit, extra=choice.extra, semantic=closest
+            index,
+            choice.kept,
+            filters,
+            now,
+            shown=limit,
+            extra=choice.extra,
+            semantic=closest,
+            line=line,
         )
         core, chats, mode = found.core, found.chats, found.mode
         best_evidence = found.best_evidence

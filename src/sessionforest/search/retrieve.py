@@ -10,7 +10,10 @@ the chat's size, plus, for the chats it ranks first, the score of their best
 passage of a few consecutive entries; every typed word the budget affords
 counts, not only the rarest six: 1 under AND, 16 after an OR, where no single
 entry holds every word and the chat-level evidence decides) plus small bonuses
-for several matching entries, for covering every term and for recency. Only
+for several matching entries, for covering every term and for recency; a
+chat one entry of which holds the whole typed line (an error, a command: four
+tokens or more, as one phrase) ranks above the rest. Equal scores: the latest
+activity, then the chat key, so the order is the same every time. Only
 top-level chats and a harness's imported subagent chats (ranked a step below)
 count, never quarantined ones; ended and archived ones are included and
 marked. Every list comes from the search backend's primitives
@@ -52,6 +55,16 @@ COVER_BONUS: Final = 0.006
 # the AND found, too few to stand alone) ranks above every chat holding only
 # some of them in different entries: more than any fused score can add up to.
 AND_BONUS: Final = 1.0
+# A chat one entry (or the digest) of which holds the typed text as a phrase
+# (search/terms.typed_line: the error line, the command as typed) ranks above
+# every chat holding the words apart: a line pasted from a terminal is that line.
+LINE_BONUS: Final = 1.0
+# Up to this many chats are probed for the line one by one; more are read from
+# one phrase query of its LINE_ROWS newest entries and digests (a probe seeks
+# into one chat's rows: cheap for a few; a line that many entries hold tells
+# few chats apart, and reading every one cost a common line ~20 ms at 100k).
+LINE_PROBES: Final = 16
+LINE_ROWS: Final = 200
 RECENCY_BONUS: Final = 0.003  # halves every RECENCY_HALF_LIFE days of inactivity
 RECENCY_HALF_LIFE: Final = 30.0
 # Ranking costs per matching entry (~2 us on SQLite, plus a walk of each
@@ -139,6 +152,7 @@ class Candidate:
     semantic_rank: int | None = None
     semantic_weight: float = SEMANTIC_WEIGHT_AND
     and_match: bool = False  # one entry, or the digest, matched every term
+    line_match: bool = False  # one entry, or the digest, holds the typed text as a phrase
     worker: bool = False  # a harness's subagent chat (ChatRow.worker)
     covered: set[int] = field(default_factory=set)
     score: float = 0.0
@@ -401,6 +415,24 @@ def _collect(
     return chats
 
 
+def _mark_line(index: SearchIndex, line: Term, chats: Sequence[Candidate]) -> None:
+    """Mark the chats holding the typed line (`line_match`): a few are probed one by
+    one (a seek into each chat's rows), more are read from one phrase query of the
+    newest entries and digests holding it."""
+    if len(chats) <= LINE_PROBES:
+        for chat in chats:
+            chat.line_match = contains(index, chat, line)
+        return
+    by_key = {c.key: c for c in chats}
+    held = {
+        key
+        for key, _ in index.entry_matches([line], conjunctive=True, ranked=False, limit=LINE_ROWS)
+    }
+    held.update(index.digest_matches([line], conjunctive=True, ranked=False, limit=LINE_ROWS))
+    for key in held & by_key.keys():
+        by_key[key].line_match = True
+
+
 def contains(index: SearchIndex, chat: Candidate, term: Term) -> bool:
     """Whether any entry of the chat, or its digest, holds `term`."""
     return index.contains(chat.key, term)
@@ -482,6 +514,8 @@ def _ranked(
             chat.score += COVER_BONUS
         if mode == "or" and chat.and_match:
             chat.score += AND_BONUS
+        if chat.line_match:
+            chat.score += LINE_BONUS
         if chat.worker:
             chat.score -= WORKER_PENALTY
     ranked.sort(key=_order, reverse=True)
@@ -517,6 +551,7 @@ def retrieve(
     extra: Sequence[Term] = (),
     semantic: Sequence[ChatKey] = (),
     proof: Evidence | None = None,
+    line: Term | None = None,
 ) -> Retrieved:
     """Every matching chat, best first, the mode ("and" or "or") that found them,
     and the most whole-chat evidence any chat holds, the filters aside.
@@ -529,7 +564,8 @@ def retrieve(
     PROBED_CHATS) learn which terms they match; that decides the bonus for
     covering every term. `semantic`: the semantic leg's chats, closest first
     (empty: no such leg). `proof`: the evidence of these `terms` and `extra`
-    from an earlier retrieve (it does not depend on the filters).
+    from an earlier retrieve (it does not depend on the filters). `line`: the
+    typed text as one phrase (terms.typed_line); the chats holding it rank first.
     """
     if proof is None:
         proof = evidence(index, terms, extra)
@@ -545,6 +581,11 @@ def retrieve(
             chats, wider, mode = wider, {}, "or"
         else:
             wider = {num: chat for num, chat in wider.items() if num not in found_all}
+    if line is not None:
+        # Only a chat one entry (or the digest) of which holds every word can hold the line.
+        whole = [c for c in (*chats.values(), *wider.values()) if c.and_match]
+        if whole:
+            _mark_line(index, line, whole)
     if semantic:
         weight = SEMANTIC_WEIGHT_AND if mode == "and" else SEMANTIC_WEIGHT_OR
         chats.update(near(index, semantic, filters, {**wider, **chats}, weight))

@@ -15,12 +15,16 @@ from typing import Final
 
 from ..store.base import SearchIndex, Spaceless, Term
 
-__all__ = ["Term", "TermChoice", "Vocabulary", "choose_terms", "exclusions"]
+__all__ = ["Term", "TermChoice", "Vocabulary", "choose_terms", "exclusions", "typed_line"]
 
 MAX_TERMS: Final = 6
 # Words looked up at most, in typed order: a pasted page is not a query.
 MAX_WORDS: Final = 32
 MIN_PREFIX_LETTERS: Final = 4
+# A query of at least this many tokens is also looked for as the line it is (an
+# error, a command). Fewer are a topic's words, where a chat that talks about
+# them still ranks above a tool output holding them in that order.
+MIN_LINE_TOKENS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,21 @@ def choose_terms(
     kept = tuple(kept_phrases) + tuple(sorted(kept_words, key=candidates.index))
     extra = tuple(ranked[room:])
     return TermChoice(kept, tuple(unknown), tuple(prefixed), tuple(dropped), extra)
+
+
+def typed_line(vocab: Vocabulary, text: str, kept: Sequence[Term]) -> Term | None:
+    """The whole typed text as one phrase (an error line, a command, a sentence),
+    stopwords and punctuation-joined parts included: None when it is one word, when
+    it adds nothing to the one term kept, when it is longer than a line, or when
+    one of its tokens is in no entry or digest (it cannot match)."""
+    tokens = tuple(t for toks in vocab.tokens([text]) for t in toks)
+    if len(tokens) < MIN_LINE_TOKENS or len(tokens) > MAX_WORDS:
+        return None
+    if len(kept) == 1 and kept[0].tokens == tokens:
+        return None  # a single code name ("build_wheel") is searched as this phrase already
+    if not all(sum(vocab.df(t)) for t in tokens):
+        return None
+    return Term(text, tokens, *_phrase_df(vocab, tokens), phrase=True)
 
 
 def exclusions(vocab: Vocabulary, words: Sequence[str]) -> tuple[Term, ...]:
