@@ -3,8 +3,9 @@
 The source document's contract indexes the conversational kinds (entrytext.py);
 this is an addition beside it, never mixed into it: the commands, paths and
 patterns a tool call was given, what a tool answered (its errors, the head and
-tail of a long output), and the harness's wrapper text in a user message
-(wrappers.py), whose own words stay the conversational field. Every backend
+tail of a long output), what a harness printed of its runs (Aider's output
+blocks), and the harness's wrapper text in a user message (wrappers.py), whose
+own words stay the conversational field. Every backend
 indexes `texts(kind, payload)`: the first field weighs more than this one.
 
     texts(kind, payload) -> Texts(words, tool): the conversational field (a user
@@ -22,9 +23,12 @@ from . import wrappers
 from .entrytext import INDEXED_KINDS, USER_KINDS, entry_text
 
 # Kinds with tool text: calls (an assistant message's tool_call blocks, a
-# tool.started), results, and user messages a harness wrapped.
+# tool.started), results, user messages a harness wrapped, and what a harness
+# printed of its own runs (a notification with an `output`: Aider's output
+# blocks, where its lint, test and /run results and its errors stand).
 TOOL_KINDS: Final = (
     "assistant.message",
+    "provider.notification",
     "tool.completed",
     "tool.started",
     "user.message",
@@ -137,6 +141,10 @@ def tool_text(kind: str, payload: Any) -> str | None:
         return None
     if kind == "tool.completed":
         return _joined([_output_text(payload.get("output"))])
+    if kind == "provider.notification":
+        event = payload.get("event")
+        output = event.get("output") if isinstance(event, dict) else None
+        return _joined([output]) if isinstance(output, str) else None
     if kind == "tool.started":
         return _joined(_input_text(payload.get("name"), payload.get("input")))
     content = payload.get("content")

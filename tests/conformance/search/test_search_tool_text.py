@@ -151,3 +151,21 @@ def test_the_chat_whose_one_entry_holds_the_whole_command_comes_first(forest: Fo
     assert found.mode == "or"
     assert len(found.hits) > 3
     assert found.hits[0].session_id == gold
+
+
+AIDER = DATA.parents[1] / "aider" / "chat-history.md"
+
+
+def test_what_aider_printed_finds_the_run_and_lands_on_it(forest: Forest, tmp_path: Path) -> None:
+    # Aider keeps its runs' output (here litellm's error) as notifications.
+    lines = AIDER.read_text(encoding="utf-8").splitlines(keepends=True)[8301:8359]
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text("".join(lines), encoding="utf-8")
+    *_, failed = forest.import_chats("aider", history).chats
+    found = forest.search_chats("LLM Provider NOT provided", now=NOW)
+    assert found.hits[0].session_id == failed.session_id
+    assert "Provider** **NOT" in found.hits[0].snippet or "NOT" in found.hits[0].snippet
+    [entry] = [e for e in forest.entries(failed.session_id) if e.sequence == found.hits[0].sequence]
+    assert entry.kind == "provider.notification"
+    hits = forest.search_session_entries(failed.session_id, "BadRequestError")
+    assert [h.kind for h in hits] == ["provider.notification"]

@@ -1,10 +1,11 @@
 """A store from before the tool field (0026_search_tool_text) gains it for every entry it holds.
 
-The store is made by the index of before: every migration but 0026 (later
-ones hold columns today's importer writes) and a catch-up that neither fills
-nor knows the tool field. Reopened by today's
-code, its entries wait in search_tool_pending and the same catch-up works them
-off; the index then holds exactly what a fresh import of the same chat holds.
+The store is made by the index of before: every migration but 0026 and 0031
+(which notes rows in 0026's table; the later ones hold columns today's
+importer writes) and a catch-up that neither fills nor knows the tool field.
+Reopened by today's code, its entries wait in search_tool_pending and the same
+catch-up works them off; the index then holds exactly what a fresh import of
+the same chat holds.
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ def _rows(path: Path) -> list[tuple[int, str | None, str | None]]:
 
 
 def _old_store(path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    names = [m.name for m in migrations.MIGRATIONS]
     with monkeypatch.context() as m:
-        # Every migration but this one: today's import needs the later ones' columns.
-        at = names.index("search_tool_text")
+        # Every migration but this one (and 0031, which notes rows in its table):
+        # today's import needs the later ones' columns.
+        skipped = {"search_tool_text", "search_harness_output"}
         m.setattr(
-            migrations, "MIGRATIONS", migrations.MIGRATIONS[:at] + migrations.MIGRATIONS[at + 1 :]
+            migrations,
+            "MIGRATIONS",
+            tuple(x for x in migrations.MIGRATIONS if x.name not in skipped),
         )
         # The catch-up of before: the feed triggers only.
         m.setattr(catchup, "ANY_PENDING", "SELECT 1 FROM search_pending LIMIT 1")

@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 30;
+PRAGMA user_version = 31;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -35,6 +35,7 @@ PRAGMA user_version = 30;
 -- migration session_listing
 -- migration session_changes
 -- migration session_messages
+-- migration search_harness_output
 
 -- table agents on agents
 CREATE TABLE agents (

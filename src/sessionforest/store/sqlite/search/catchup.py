@@ -82,15 +82,17 @@ FROM search_pending p
 ADVANCE = "UPDATE search_pending SET from_sequence = ? WHERE session_id = ?"
 DONE = "DELETE FROM search_pending WHERE session_id = ?"
 
-# The entries of a range that may have a tool field: calls and results, and user
-# messages that may hold a harness wrapper (a tag's "<", JSON-escaped or not, or
-# one of wrappers.PLAIN_PREFIXES); tooltext.texts decides.
+# The entries of a range that may have a tool field: calls and results, a
+# harness's printed output, and user messages that may hold a harness wrapper (a
+# tag's "<", JSON-escaped or not, or one of wrappers.PLAIN_PREFIXES);
+# tooltext.texts decides.
 _PLAIN = " OR ".join(f"instr(payload, '{prefix[:24]}') > 0" for prefix in wrappers.PLAIN_PREFIXES)
 TOOL_ROWS = f"""
 SELECT sequence, kind, payload FROM session_entries
 WHERE session_id = ? AND sequence >= ? AND sequence < ?
   AND (kind IN ('tool.completed', 'tool.started')
        OR (kind = 'assistant.message' AND instr(payload, '"tool_call"') > 0)
+       OR (kind = 'provider.notification' AND instr(payload, '"output"') > 0)
        OR (kind IN ('user.message', 'user.prompt')
            AND (instr(payload, '<') > 0 OR instr(payload, '\\u003c') > 0 OR {_PLAIN})))
 ORDER BY sequence
