@@ -64,11 +64,14 @@ appear in that order (as are Latin words written inside such text).
 What is searched: first what was said (user and assistant messages, worker
 results, checkpoint, compaction and branch summaries); then, as an addition
 weighted below it, what the tools said: a tool call's command, paths and
-patterns, a tool result (its head and tail, a few KB an entry) and the text a
-harness wraps into a user message (<command-name>, <ide_selection>, ...). A chat
-that talks about the words ranks above one whose tool output merely holds them.
-Code names match whole and by their parts: build_wheel, hatchling.build,
-src/app/main.py, --no-cache, and (in tool text) WheelBuilder by "Builder".
+patterns, a tool result (its head and tail, a few KB an entry), what a harness
+printed of its runs (Aider's output) and the text a harness wraps into a user
+message (<command-name>, <ide_selection>, ...). A chat that talks about the
+words ranks above one whose tool output merely holds them. Code names match
+whole and by their parts: build_wheel, hatchling.build, src/app/main.py,
+--no-cache, and (in tool text) WheelBuilder by "Builder". A query of four words
+or more is also looked for as the line it is (an error, a command): the chat
+holding that line comes first.
 
 Each chat found names the entry its snippet comes from ("entry 12", as `forest
 log` numbers them; `forest seek SESSION 12` moves there), marked "off the active
