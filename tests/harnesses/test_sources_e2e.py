@@ -95,4 +95,21 @@ def test_sources_and_import_everything_from_a_home_the_real_clis_filled(
     again = _forest(home, "import")
     assert sum(r["entries"] for r in again) == 0  # idempotent
     listed = _forest(home, "sources")
-    assert all(loc["new"] == 0 for loc in listed if loc["harness"] in HARNESS.values())
+    stale = [loc for loc in listed if loc["harness"] in HARNESS.values() and loc["new"]]
+    if stale:
+        pytest.fail(
+            f"new after a second import: {stale}; no chat is of: {_unimported(home, stale)}"
+        )
+
+
+def _unimported(home: Path, locations: list[dict[str, Any]]) -> list[str]:
+    """The files of `locations` no chat names as its source, each with its opening bytes:
+    the failure says which file a harness wrote that gave no chat."""
+    with Forest.open(home / "forest.db", readonly=True) as forest:
+        known = {s.source_path for s in forest.sessions(include_hidden=True)}
+    return [
+        f"{path}: {path.read_bytes()[:300]!r}"
+        for loc in locations
+        for path in sorted(Path(loc["path"]).rglob("*"))
+        if path.is_file() and str(path) not in known
+    ]

@@ -313,3 +313,33 @@ def test_a_real_gemini_cli_run_with_a_shell_command_a_resume_and_a_saved_chat(
         info = forest.session(sid)
         assert (info.origin_cwd, info.origin_project) == (str(cli.cwd), cli.cwd.name)
         assert forest.import_chats("gemini", root).entries == 0
+
+
+def test_sources_count_a_resume_in_a_later_minute_once(
+    forest: Forest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real CLI, resumed in a later minute than its session's file is named by, writes
+    a file of that minute holding only the session context and goes on in the first file
+    (seen with 0.61.0): `forest sources` counts one chat, and once the first is imported
+    neither file is new; a second session in the same project is still new."""
+    first = _chat_file(
+        tmp_path, [META, {"$set": {"messages": [CONTEXT]}}, _user("u1", "question one", 1)]
+    )
+    stray = _chat_file(
+        tmp_path, [META, {"$set": {"messages": [CONTEXT]}}], "session-2026-03-01T10-07-abcd1234"
+    )
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    (before,) = [loc for loc in forest.sources() if loc.harness.format == "gemini"]
+    assert (len(before.files), before.chats, before.new) == (2, 1, 2)
+    report = forest.import_chats("gemini", first.parent)
+    assert report.ok and len({c.session_id for c in report.chats}) == 1
+    (after,) = [loc for loc in forest.sources() if loc.harness.format == "gemini"]
+    assert (after.chats, after.new, after.imported) == (1, 0, 2)
+    other = dict(META, sessionId="ef567890-0000")
+    _chat_file(
+        tmp_path, [other, _user("u2", "question two", 2)], "session-2026-03-01T11-00-ef567890"
+    )
+    (later,) = [loc for loc in forest.sources() if loc.harness.format == "gemini"]
+    assert (later.chats, later.new, later.imported) == (2, 1, 2)
+    assert stray.exists()

@@ -102,6 +102,17 @@ def _parent_session(path: Path) -> str | None:
     return path.parent.name if path.parent.name != "chats" and "chats" in path.parts else None
 
 
+def session_key(path: Path) -> str | None:
+    """The session a main chat file is of, by its name (`chats/session-<minute>-<id8>.json*`),
+    without reading it; None for any other file. A `--resume` in a later minute than the
+    session's file was named in leaves a file of that minute holding only the session
+    context (the turns go on in the first file): both have this key."""
+    if path.parent.name != "chats" or not path.name.startswith("session-"):
+        return None
+    stem = path.name.split(".", 1)[0]
+    return f"{path.parent}/{stem.rsplit('-', 1)[-1]}"
+
+
 def _source_id(path: Path) -> str:
     parent = _parent_session(path)
     return "/".join(p for p in (_project(path), parent, path.stem) if p)

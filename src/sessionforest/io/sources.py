@@ -209,14 +209,24 @@ def _count(location: Location, imported: Imported) -> Location:
     elif location.harness.format == "codex":
         # a rewind's segment file (`..-<thread>_<segment>.jsonl`) is its thread's chat
         location.chats = sum(1 for f in location.files if codex.segment_of(f) is None)
+    elif location.harness.format == "gemini":
+        # a session's stray file of a later minute (gemini.session_key) is that session's chat
+        location.chats = len(
+            {
+                gemini.session_key(f) or str(f)
+                for f in location.files
+                if not f.name.startswith("checkpoint-")
+            }
+        )
     else:
         location.chats = sum(1 for f in location.files if not f.name.startswith("checkpoint-"))
-    threads = _codex_threads(imported) if location.harness.format == "codex" else {}
+    twin = _TWINS.get(location.harness.format)
+    twins = _twins(imported, twin[0]) if twin else {}
     for file in location.files:
         when = imported.get(str(file))
-        thread = codex.segment_of(file) if threads else None
-        if when is None and thread is not None:
-            when = threads.get(thread)  # imported into its thread's chat
+        if when is None and twins and twin:
+            key = twin[1](file)
+            when = twins.get(key) if key is not None else None  # its session's chat holds it
         if when is None:
             location.new += 1
             continue
@@ -226,15 +236,32 @@ def _count(location: Location, imported: Imported) -> Location:
     return location
 
 
-def _codex_threads(imported: Imported) -> dict[str, str]:
-    """The Codex threads imported (the id a rollout's name ends with), each with the time
-    of its chat's newest entry."""
-    threads: dict[str, str] = {}
+def _codex_thread(path: Path) -> str | None:
+    """The Codex thread a rollout is of (the id its name ends with)."""
+    name = path.name
+    if name.startswith("rollout-") and name.endswith(".jsonl"):
+        return name[: -len(".jsonl")][-36:]
+    return None
+
+
+# Files that are not a chat of their own, by format: (the key of an imported chat's source
+# file, the key of such a file). A file whose key an imported chat's file has is imported:
+# a Codex rewind's segment goes into its thread's chat; a Gemini session's stray file of a
+# later minute (gemini.session_key) holds no turn of its own.
+_TWINS: dict[str, tuple[Callable[[Path], str | None], Callable[[Path], str | None]]] = {
+    "codex": (_codex_thread, codex.segment_of),
+    "gemini": (gemini.session_key, gemini.session_key),
+}
+
+
+def _twins(imported: Imported, key_of: Callable[[Path], str | None]) -> dict[str, str]:
+    """The keys of the imported source files, each with the time of its chat's newest entry."""
+    keys: dict[str, str] = {}
     for path, when in imported.items():
-        name = Path(path).name
-        if name.startswith("rollout-") and name.endswith(".jsonl"):
-            threads[name[: -len(".jsonl")][-36:]] = when
-    return threads
+        key = key_of(Path(path))
+        if key is not None:
+            keys[key] = max(keys.get(key, ""), when)
+    return keys
 
 
 # A file written this long after the newest entry imported from it has more to import
