@@ -9,6 +9,7 @@ is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 from ..errors import SessionDamaged, UnsupportedSchemaVersion
@@ -23,10 +24,15 @@ def entry_of(row: Sequence[Any]) -> Entry:
 
 
 def entries_of(rows: list[tuple[Any, ...]]) -> list[Entry]:
-    for row in rows:
-        if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
-            raise UnsupportedSchemaVersion(row[0], row[4], row[1])
-    return list(map(Entry.from_row, rows))
+    # The versions are tested in one C loop; the first unreadable row is found only then.
+    if not SUPPORTED_SCHEMA_VERSIONS.issuperset(map(_VERSION, rows)):
+        for row in rows:
+            if row[4] not in SUPPORTED_SCHEMA_VERSIONS:
+                raise UnsupportedSchemaVersion(row[0], row[4], row[1])
+    return Entry.from_rows(rows)
+
+
+_VERSION = itemgetter(4)
 
 
 def nodes_of(session_id: str, rows: list[tuple[Any, ...]]) -> list[Node]:

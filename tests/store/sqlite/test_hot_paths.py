@@ -543,3 +543,48 @@ def test_grouped_appends_remember_state_as_single_ones_do(tmp_path: Path) -> Non
         assert isinstance(a4, Entry) and (o.parent_id, a4.parent_id) == (a3.id, o.id)
         assert [e.id for e in forest.active_path(a)] == [a1.id, a2.id, a3.id, o.id, a4.id]
         assert forest.check().ok
+
+
+def test_a_materialised_read_builds_every_field_the_walk_reads(forest: Forest) -> None:
+    # The range read leaves out the session and the sequence (a row's place says
+    # them) and puts them back: every field of every entry, through several
+    # segments, a tail and the cache's new depths, is what the parent-link walk reads.
+    sid = forest.create_session("t")
+    stamp = {"commit": "c0ffee", "dirty": False}
+    made = [
+        forest.append(sid, "user.message", text("q"), stamp=stamp),
+        forest.append(sid, "assistant.message", text("a"), visibility="hidden", stamp=None),
+        forest.append(sid, "user.message", text("r"), created_at="2026-01-02T03:04:05.000Z"),
+    ]
+    other = forest.create_session("other")  # rows of another session in between
+    forest.append(other, "user.message", text("elsewhere"))
+    forest.append(sid, "user.message", text("branch"), parent=made[0].id)
+    forest.append(sid, "assistant.message", text("on the branch"), stamp={"n": 1})
+    assert len(segment_rows(forest.path, sid)) == 2
+    head = forest.head(sid)
+    assert head is not None
+
+    def walked(limit: int | None = None) -> list[dict[str, Any]]:
+        return [dict(e.to_json()) for e in forest.path_to(sid, head, limit=limit)]
+
+    forest._store.derived.paths.clear()
+    assert [dict(e.to_json()) for e in forest.active_path(sid)] == walked()
+    forest._store.derived.paths.clear()
+    assert [dict(e.to_json()) for e in forest.active_path(sid, limit=2)] == walked(2)
+    forest.active_path(sid)  # cached; one more depth read on top of it
+    grown = forest.append(sid, "user.message", text("grown"))
+    head = grown.id
+    assert [dict(e.to_json()) for e in forest.active_path(sid)] == walked()
+    assert [e.sequence for e in forest.active_path(sid)] == [1, 4, 5, 6]
+
+
+def test_a_segment_naming_rows_that_are_not_stored_is_walked_around(forest: Forest) -> None:
+    sid = forest.create_session("t")
+    made = [forest.append(sid, "user.message", text(f"m{i}")).id for i in range(4)]
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        # Depths 2 and 3 claim sequences 50 and 51, which no entry has.
+        conn.execute("INSERT INTO session_path_segments VALUES (?, 2, 50)", (sid,))
+    forest._store.derived.paths.clear()
+    assert [e.id for e in forest.active_path(sid)] == made
+    assert [e.id for e in forest.active_path(sid, limit=3)] == made[1:]
+    assert [p.code for p in forest.check().problems] == ["path-mismatch"]

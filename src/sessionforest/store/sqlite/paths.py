@@ -43,11 +43,11 @@ import operator
 import sqlite3
 import threading
 from collections import OrderedDict
+from itertools import repeat
 from typing import Any
 
 from ...model import Problem
 from ...rules import integrity as rules
-from .rows import ENTRY_COLUMNS
 
 # Up from `target`, within the session, bounded by its entry count against a
 # corrupt cycle. FIFO recursion: rows come target first, and SQLite computes
@@ -100,9 +100,14 @@ ON CONFLICT(session_id) DO UPDATE SET active_entry_id = excluded.active_entry_id
     path_tip = excluded.path_tip, path_length = excluded.path_length
 """
 
-# One segment's entries (or a tail of it): a plain ordered range of the index.
+# One segment's entries (or a tail of it): a plain ordered range of the index,
+# without the two columns a row's place already says (each column read costs the
+# sqlite3 module about 0.25 ms per 2,000 rows): the WHERE names the session, and
+# a range holding as many rows as it spans holds each sequence once (they are
+# unique per session), in order. `rows` puts both back.
 RANGE = (
-    f"SELECT {ENTRY_COLUMNS} FROM session_entries "
+    "SELECT id, parent_entry_id, semantic_schema_version, kind, payload, "
+    "context_visibility, created_at, stamp FROM session_entries "
     "WHERE session_id = ? AND sequence >= ? AND sequence <= ? ORDER BY sequence"
 )
 RANGE_IDS = (
@@ -227,37 +232,43 @@ def spans(conn: Conn, session_id: str, length: int, low: int) -> list[tuple[int,
     return found
 
 
-def rows(conn: Conn, session_id: str, ranges: list[tuple[int, int]]) -> list[tuple[Any, ...]]:
-    """The entry rows of `ranges` (from `spans`), in path order."""
-    if len(ranges) == 1:
-        return conn.execute(RANGE, (session_id, *ranges[0])).fetchall()
-    found: list[tuple[Any, ...]] = []
-    for low, high in ranges:
-        found += conn.execute(RANGE, (session_id, low, high)).fetchall()
-    return found
-
-
-def trusted(
+def rows(
+    conn: Conn,
     session_id: str,
+    ranges: list[tuple[int, int]],
     head: str,
-    rows: list[tuple[Any, ...]],
-    whole: bool,
     expected: int,
     below: str | None = None,
-) -> bool:
-    """Whether materialised rows (root first) are exactly the path's `expected` last
-    entries: each the parent of the next, ending at the head, starting at a root
-    when `whole` (or below the entry `below`), all of this session."""
-    if len(rows) != expected or not rows or rows[-1][0] != head:
-        return False
-    if (whole or below is not None) and rows[0][2] != below:
-        return False
-    # Whole columns compared at once (C loops): every parent is the row before it,
-    # every row is this session's.
-    ids = [row[0] for row in rows]
-    if [row[2] for row in rows[1:]] != ids[:-1]:
-        return False
-    return [row[1] for row in rows].count(session_id) == len(rows)
+    *,
+    anchored: bool = True,
+) -> list[tuple[Any, ...]] | None:
+    """The entry rows (ENTRY_COLUMNS' order) of `ranges` (from `spans`), in path
+    order, if they are exactly the path's `expected` last entries: each the parent
+    of the next, ending at the head and (when `anchored`) starting below the entry
+    `below` (None: at a root); None when they are not to be trusted."""
+    found: list[tuple[Any, ...]] = []
+    ids: list[str] = []
+    parents: list[str | None] = []
+    for low, high in ranges:
+        fetched = conn.execute(RANGE, (session_id, low, high)).fetchall()
+        if not fetched or len(fetched) != high - low + 1:
+            return None  # a missing entry: the segments do not describe this path
+        # Columns, then rows again, in C loops (no Python frame per row).
+        got, parent, version, kind, payload, visibility, created, stamp = zip(*fetched, strict=True)
+        ids += got
+        parents += parent
+        sequences = range(low, high + 1)
+        sessions = repeat(session_id, len(got))
+        found += zip(got, sessions, parent, sequences, version, kind, payload, visibility,
+                     created, stamp, strict=True)  # fmt: skip
+    if len(found) != expected or not found or ids[-1] != head:
+        return None
+    if anchored and parents[0] != below:
+        return None
+    # Every parent is the row before it (whole columns compared at once).
+    if parents[1:] != ids[:-1]:
+        return None
+    return found
 
 
 Rows = list[tuple[Any, ...]]
@@ -308,14 +319,14 @@ class PathCache:
             if done < length:
                 ranges = spans(conn, session_id, length, done)
                 if ranges is not None:
-                    new = rows(conn, session_id, ranges)
-                    if trusted(session_id, head, new, False, length - done, cached[-1][0]):
+                    new = rows(conn, session_id, ranges, head, length - done, cached[-1][0])
+                    if new is not None:
                         return self._keep(session_id, head, cached + new, size + _bytes(new))
         ranges = spans(conn, session_id, length, 0)
         if ranges is None:
             return None
-        found = rows(conn, session_id, ranges)
-        if not trusted(session_id, head, found, True, length):
+        found = rows(conn, session_id, ranges, head, length)
+        if found is None:
             return None
         return self._keep(session_id, head, found, _bytes(found))
 

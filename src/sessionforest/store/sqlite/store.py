@@ -289,9 +289,10 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
                 else:
                     ranges = paths.spans(conn, session_id, length, low)
                     if ranges is not None:
-                        rows = paths.rows(conn, session_id, ranges)
-                        if paths.trusted(session_id, head, rows, False, length - low):
-                            return reading.entries_of(rows)
+                        tail = paths.rows(conn, session_id, ranges, head, length - low,
+                                          anchored=False)  # fmt: skip
+                        if tail is not None:
+                            return reading.entries_of(tail)
             stop = WHOLE if limit is None else limit - 1
             rows = conn.execute(ACTIVE_PATH, {"sid": session_id, "stop": stop}).fetchall()
         whole = limit is None or len(rows) < limit
