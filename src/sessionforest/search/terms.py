@@ -138,16 +138,18 @@ def choose_terms(
 def typed_line(vocab: Vocabulary, text: str, kept: Sequence[Term]) -> Term | None:
     """The whole typed text as one phrase (an error line, a command, a sentence),
     stopwords and punctuation-joined parts included: None when it is one word, when
-    it adds nothing to the one term kept, when it is longer than a line, or when
-    one of its tokens is in no entry or digest (it cannot match)."""
+    it adds nothing to the one term kept, or when it is longer than a line. Its
+    frequencies are the rarest kept term's (a bound: every entry holding the line
+    holds that term); its stopwords are never looked up, which for "the" costs a
+    walk of its whole posting list."""
     tokens = tuple(t for toks in vocab.tokens([text]) for t in toks)
-    if len(tokens) < MIN_LINE_TOKENS or len(tokens) > MAX_WORDS:
+    if len(tokens) < MIN_LINE_TOKENS or len(tokens) > MAX_WORDS or not kept:
         return None
     if len(kept) == 1 and kept[0].tokens == tokens:
         return None  # a single code name ("build_wheel") is searched as this phrase already
-    if not all(sum(vocab.df(t)) for t in tokens):
-        return None
-    return Term(text, tokens, *_phrase_df(vocab, tokens), phrase=True)
+    entry_df = min(t.entry_df for t in kept)
+    digest_df = min(t.digest_df for t in kept)
+    return Term(text, tokens, entry_df, digest_df, phrase=True)
 
 
 def exclusions(vocab: Vocabulary, words: Sequence[str]) -> tuple[Term, ...]:
