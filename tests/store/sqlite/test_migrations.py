@@ -213,6 +213,41 @@ def test_reopening_a_migrated_database_applies_nothing(migrated: Forest, v5: Pat
     assert len(rows_of(v5, "SELECT name FROM forest_migrations")) == len(NAMES)
 
 
+# Opens the store in argv[1] read-write; prints whether the released files were read.
+OPEN_AND_REPORT = """\
+import sys
+from sessionforest import Forest
+from sessionforest.store.sqlite import migrations
+with Forest.open(sys.argv[1]) as forest:
+    print(len(forest.migrated), "MIGRATIONS" in vars(migrations))
+"""
+
+
+def opened_in_a_process(path: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_AND_REPORT, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_only_a_store_that_needs_migrating_reads_the_released_files(
+    v5: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An open of an up-to-date store compares names only (a CLI call's cost, issue 23).
+    assert opened_in_a_process(v5) == f"{len(NAMES) - 5} True"
+    assert opened_in_a_process(v5) == "0 False"
+    short = tmp_path / "short.db"  # one migration short, as a store after an upgrade
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+    with closing(connect(short)) as conn:
+        assert migrations.migrate(conn) == NAMES[:-1]
+    monkeypatch.undo()
+    assert opened_in_a_process(short) == "1 True"
+    assert opened_in_a_process(short) == "0 False"
+
+
 @pytest.mark.parametrize("sid", LEGACY_SESSIONS)
 def test_each_legacy_session_becomes_one_chain_in_seq_order(tmp_path: Path, sid: str) -> None:
     path = v5_copy(tmp_path)

@@ -18,16 +18,22 @@ is a `Steps` the backend hands `run`.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from importlib import resources
-from typing import Generic, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from .dialect import C
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 # A released migration's file name: its number (order) and its name (what is recorded).
 FILE_NAME = re.compile(r"^(\d{4})_([a-z][a-z0-9_]*)\.sql$")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +50,14 @@ class Migration(Generic[C]):
     code: Callable[[C], None] | None = None
 
 
-def load(
-    package: str, directory: str = "sql", code: Mapping[int, Migration[C]] | None = None
-) -> tuple[Migration[C], ...]:
-    """The migrations in `package`'s `directory`, in number order.
+def files(package: str, directory: str = "sql") -> list[tuple[int, str, Traversable]]:
+    """`package`'s migration files in `directory` as (number, name, file), by number.
 
-    `code` fills the numbers that have no file. The numbers must run 1..N with
-    no gap and no repeat: a missing or doubled file would change what a store
-    of some release has run.
+    Only the directory is listed: `names` (all an open of an up-to-date store
+    needs) reads no file, `load` (what migrating needs) reads them all.
     """
-    found: dict[int, Migration[C]] = dict(code or {})
-    for item in resources.files(package).joinpath(directory).iterdir():
+    found: dict[int, tuple[int, str, Traversable]] = {}
+    for item in _directory(package, directory).iterdir():
         match = FILE_NAME.match(item.name)
         if match is None:
             if item.name.endswith(".sql"):
@@ -63,15 +66,70 @@ def load(
         number = int(match[1])
         if number in found:
             raise RuntimeError(f"{package}/{directory}: two migrations numbered {number:04d}")
-        found[number] = Migration(match[2], item.read_text(encoding="utf-8"))
+        found[number] = (number, match[2], item)
+    return [found[n] for n in sorted(found)]
+
+
+def names(
+    package: str, directory: str = "sql", code: Mapping[int, str] | None = None
+) -> tuple[str, ...]:
+    """The names of the migrations `load` would return, in order, without reading a file.
+
+    `code` names the numbers that have no file.
+    """
+    found = dict(code or {})
+    for number, name, _item in files(package, directory):
+        _add(found, number, name, f"{package}/{directory}")
+    return _ordered(found, f"{package}/{directory}")
+
+
+def load(
+    package: str, directory: str = "sql", code: Mapping[int, Migration[C]] | None = None
+) -> tuple[Migration[C], ...]:
+    """The migrations in `package`'s `directory`, in number order, their SQL read.
+
+    `code` fills the numbers that have no file. The numbers must run 1..N with
+    no gap and no repeat: a missing or doubled file would change what a store
+    of some release has run.
+    """
+    found: dict[int, Migration[C]] = dict(code or {})
+    for number, name, item in files(package, directory):
+        migration: Migration[C] = Migration(name, item.read_text(encoding="utf-8"))
+        _add(found, number, migration, f"{package}/{directory}")
+    _ordered({n: m.name for n, m in found.items()}, f"{package}/{directory}")
+    return tuple(found[n] for n in sorted(found))
+
+
+def _add(found: dict[int, T], number: int, item: T, where: str) -> None:
+    if number in found:
+        raise RuntimeError(f"{where}: two migrations numbered {number:04d}")
+    found[number] = item
+
+
+def _ordered(found: Mapping[int, str], where: str) -> tuple[str, ...]:
+    """The names by number, once checked: numbers 1..N with no gap, no name twice."""
     numbers = sorted(found)
     if numbers != list(range(1, len(numbers) + 1)):
         missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
-        raise RuntimeError(f"{package}/{directory}: no migration numbered {missing[0]:04d}")
-    names = [found[n].name for n in numbers]
-    if len(set(names)) != len(names):
-        raise RuntimeError(f"{package}/{directory}: a migration name is used twice")
-    return tuple(found[n] for n in numbers)
+        raise RuntimeError(f"{where}: no migration numbered {missing[0]:04d}")
+    ordered = tuple(found[n] for n in numbers)
+    if len(set(ordered)) != len(ordered):
+        raise RuntimeError(f"{where}: a migration name is used twice")
+    return ordered
+
+
+def _directory(package: str, directory: str) -> Traversable:
+    """The files' directory: a plain path when the package is a directory on disk (as
+    an installed wheel is), else importlib.resources' view of it (a zip). Importing
+    importlib.resources (tempfile, shutil, zipfile and the compressors with it) cost
+    every CLI call ~9 ms before a store was even opened."""
+    for root in getattr(sys.modules[package], "__path__", ()):
+        path = Path(root, directory)
+        if path.is_dir():
+            return path
+    from importlib import resources
+
+    return resources.files(package).joinpath(directory)
 
 
 class Steps(Protocol[C]):

@@ -12,6 +12,7 @@ Released migrations are never edited; a new one is the next numbered file.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sqlite3
 from collections.abc import Collection, Iterator
@@ -136,9 +137,42 @@ def agent_events_to_forest(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE agent_events")
 
 
-MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = runner.load(
-    __package__ or "", code={6: Migration("agent_events_to_forest", code=agent_events_to_forest)}
-)
+# Migration 6 is code; every other number is a released file of sql/.
+_CODE = {6: Migration("agent_events_to_forest", code=agent_events_to_forest)}
+
+
+def released_migrations() -> tuple[Migration[sqlite3.Connection], ...]:
+    """Every released migration with its SQL, read on first use: only a store
+    that needs migrating (or a test) reads the files. Also `MIGRATIONS`."""
+    found: tuple[Migration[sqlite3.Connection], ...] | None = globals().get("MIGRATIONS")
+    if found is None:
+        found = runner.load(__package__ or "", code=_CODE)
+        globals()["MIGRATIONS"] = found
+    return found
+
+
+def released_names() -> tuple[str, ...]:
+    """The released migrations' names in order, from the file names alone (no file
+    read): what an open of a store that needs no migration compares it with."""
+    found: tuple[Migration[sqlite3.Connection], ...] | None = globals().get("MIGRATIONS")
+    if found is not None:  # loaded already (or a test's subset)
+        return tuple(m.name for m in found)
+    return _names()
+
+
+@functools.cache
+def _names() -> tuple[str, ...]:
+    return runner.names(__package__ or "", code={n: m.name for n, m in _CODE.items()})
+
+
+MIGRATIONS: tuple[Migration[sqlite3.Connection], ...]  # set by released_migrations(), on first use
+
+
+def __getattr__(name: str) -> tuple[Migration[sqlite3.Connection], ...]:
+    # `MIGRATIONS`, read lazily (PEP 562); a test may set it to a subset.
+    if name == "MIGRATIONS":
+        return released_migrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def statements(sql: str) -> Iterator[str]:
@@ -164,7 +198,7 @@ def statements(sql: str) -> Iterator[str]:
 
 def released(name: str) -> list[str]:
     """The statements of the released migration `name`, as it runs them."""
-    for migration in MIGRATIONS:
+    for migration in released_migrations():
         if migration.name == name:
             return list(statements(migration.sql))
     raise RuntimeError(f"no released migration named {name!r}")
@@ -178,7 +212,7 @@ def _without_leading_comments(chunk: str) -> str:
 
 
 def schema_version() -> int:
-    return len(MIGRATIONS)
+    return len(released_names())
 
 
 def applied(conn: sqlite3.Connection) -> set[str]:
@@ -190,7 +224,7 @@ def applied(conn: sqlite3.Connection) -> set[str]:
     # Databases from before migrations were recorded by name carry only a
     # version number: the first N migrations describe their schema.
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    return {m.name for m in MIGRATIONS[:version]}
+    return set(released_names()[:version])
 
 
 def not_a_store(conn: sqlite3.Connection, *, empty_ok: bool) -> str | None:
@@ -230,8 +264,9 @@ def not_a_store(conn: sqlite3.Connection, *, empty_ok: bool) -> str | None:
 
 
 def pending(conn: sqlite3.Connection) -> list[str]:
-    """Names of the migrations this store still needs, in order."""
-    return runner.pending(MIGRATIONS, applied(conn))
+    """Names of the migrations this store still needs, in order (no file is read)."""
+    done = applied(conn)
+    return [name for name in released_names() if name not in done]
 
 
 class _Steps:
@@ -271,7 +306,7 @@ class _Steps:
         if done and not conn.execute("SELECT 1 FROM forest_migrations").fetchone():
             conn.executemany(
                 "INSERT INTO forest_migrations(name, applied_at) VALUES (?, 'before names')",
-                [(m.name,) for m in MIGRATIONS if m.name in done],
+                [(name,) for name in released_names() if name in done],
             )
 
     def execute(self, conn: sqlite3.Connection, sql: str) -> None:
@@ -292,9 +327,12 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply every pending migration, each in its own IMMEDIATE transaction.
 
     Safe against concurrent openers: the pending set is re-read inside each
-    write transaction. Returns the names applied by this call.
+    write transaction. Returns the names applied by this call. A store that
+    needs none (the common open) costs one look at its names and reads no file.
     """
-    return runner.run(conn, MIGRATIONS, _Steps())
+    if not pending(conn):
+        return []
+    return runner.run(conn, released_migrations(), _Steps())
 
 
 def rollback(conn: sqlite3.Connection) -> None:
