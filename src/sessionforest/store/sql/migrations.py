@@ -17,8 +17,8 @@ is a `Steps` the backend hands `run`.
 
 from __future__ import annotations
 
+import importlib
 import re
-import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -123,7 +123,7 @@ def _directory(package: str, directory: str) -> Traversable:
     an installed wheel is), else importlib.resources' view of it (a zip). Importing
     importlib.resources (tempfile, shutil, zipfile and the compressors with it) cost
     every CLI call ~9 ms before a store was even opened."""
-    for root in getattr(sys.modules[package], "__path__", ()):
+    for root in getattr(importlib.import_module(package), "__path__", ()):
         path = Path(root, directory)
         if path.is_dir():
             return path
