@@ -12,7 +12,7 @@ catchup.py): an insert only notes its session as pending, and the word and
 trigram rows, digest and activity span are written in batches: by the
 store's maintenance thread once appends pause (store/sqlite/derived.py),
 before any search, as a writer closes, and inside an append once its process has left
-`catchup.BOUND` (10,000) entries unindexed. So both sides run on the same
+`derived.BOUND` (10,000) entries unindexed. So both sides run on the same
 schema and end their run with what a search does first, one catch-up
 transaction, timed into their total: the index work is identical and
 everything else the library does (validation, id and clock minting, JSON
@@ -21,7 +21,7 @@ cost. A third side, the floor on a copy whose pending trigger is dropped and
 that never catches up, shows what the index costs (information only).
 
 Search right after a burst: the first `search_session_entries` right after
-`catchup.BOUND` - 1 appends by the library without a pause (the most it
+`derived.BOUND` - 1 appends by the library without a pause (the most it
 leaves for a search to index: the worst case, 1,999 in quick mode), and after
 the same burst followed by a pause the background thread uses (`derived.QUIET`,
 then until nothing is pending: what a search finds when the writer has paused
@@ -198,7 +198,7 @@ def run(quick: bool) -> Section:
         "unindexed": lambda: _floor(template, "unindexed", kinds, bodies, drop_index=True),
     }
     # The most a burst leaves for a search to index: BOUND - 1 (2,000 - 1 in quick mode).
-    burst = (2_000 if quick else catchup.BOUND) - 1
+    burst = (2_000 if quick else derived.BOUND) - 1
     burst_items = [items[i % len(items)] for i in range(burst)]
     try:
         results = harness.interleaved(runs, sides)

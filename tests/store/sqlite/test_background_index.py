@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sessionforest import Forest
-from sessionforest.store.sqlite.search import catchup
+from sessionforest.store.sqlite import derived
 
 from .conftest import NOW, pending, rows, text
 
@@ -108,7 +108,7 @@ def test_chunks_index_in_order_and_end_where_one_catch_up_would(tmp_path: Path) 
 def test_appends_during_background_chunks_lose_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(catchup, "CHUNK", 16)  # many chunks, so appends land between them
+    monkeypatch.setattr(derived, "CHUNK", 16)  # many chunks, so appends land between them
     path = tmp_path / "busy.db"
     with Forest.open(path) as forest:
         sid = forest.create_session("t")
@@ -177,9 +177,9 @@ def test_a_store_that_only_reads_starts_no_thread(tmp_path: Path) -> None:
 APPEND_AND_PAUSE = r"""
 import sys, time
 from sessionforest import Forest
-from sessionforest.store.sqlite.search import catchup
+from sessionforest.store.sqlite import derived
 
-catchup.CHUNK = 64
+derived.CHUNK = 64
 forest = Forest.open(sys.argv[1])
 sid = forest.create_session("t", session_id="s-kill")
 for i in range(2000):

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from sessionforest import Entry, Forest
-from sessionforest.store.sqlite.search import catchup
+from sessionforest.store.sqlite import derived
 
 from .conftest import NOW, indexed, pending, raw_move, rows, text
 
@@ -91,7 +91,7 @@ def test_an_append_writes_no_index_row_only_a_pending_note(forest: Forest) -> No
 def test_at_the_bound_a_writer_indexes_in_the_append(
     forest: Forest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(catchup, "BOUND", 40)  # 10,000 in use: the same code path
+    monkeypatch.setattr(derived, "BOUND", 40)  # 10,000 in use: the same code path
     sid = forest.create_session("t")
     for i in range(39):
         forest.append(sid, "user.message", text(f"m{i}"))
@@ -240,7 +240,7 @@ with Forest.open(sys.argv[1]) as forest:
 def test_a_catch_up_killed_midway_leaves_all_or_nothing(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(catchup, "BOUND", 10**9)  # the appends below leave all of it pending
+    monkeypatch.setattr(derived, "BOUND", 10**9)  # the appends below leave all of it pending
     path = tmp_path / f"kill{seed}.db"
     forest = Forest.open(path, background_index=False)
     sid = forest.create_session("t")

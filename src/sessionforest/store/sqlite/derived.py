@@ -10,7 +10,7 @@ is declared stale (`invalidate`).
   on every entry insert; worked off by `index_some`/`catch_up`.
 - The full-text rows, chat digests and activity spans: search/catchup.py,
   called from here only: the `FULL_TEXT` job of the backend's maintenance
-  thread once appends pause, an append once `catchup.BOUND` entries are left
+  thread once appends pause, an append once `BOUND` entries are left
   unindexed, `catch_up` (before a search, as a writer closes) and a bulk
   chat's end (`index_in`). Stale: the entries above a session's note.
 - The `vector_pending` note: a trigger on the activity span (so the catch-up
@@ -44,7 +44,6 @@ from ..base.maintenance import FULL_TEXT, VECTORS, Maintenance
 from . import paths
 from .connection import transaction
 from .database import Database
-from .search import catchup
 
 DATA_VERSION = "PRAGMA data_version"  # changes when another connection commits
 # A session's latest change that added no entry, under a new rev (SQLiteCommits reads it).
@@ -57,6 +56,23 @@ HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WH
 QUIET: Final = 0.05
 STATE_BYTES: Final = 4 * MiB  # remembered append states (a row is ~300 bytes)
 PATH_BYTES: Final = 64 * MiB  # cached active paths
+
+# The most entries a writing process leaves unindexed while it keeps appending
+# without a pause: its next append indexes them in its own transaction. The
+# bound is what a search right after a burst may have to index first: ~27 us an
+# entry of ~200 characters (benchmarks/bench_index_append.py: 281 ms for 10,239),
+# so a burst up to this size costs its appends nothing and a search right after
+# it a few hundred ms; every other search is T1's. A lower bound would only move
+# that work into the burst's appends (the cost per entry is the same, a little
+# lower in larger batches: 13% fewer instructions in batches of 1,024 than of
+# 256, callgrind, issue 15).
+BOUND: Final = 10_000
+# Entries the maintenance thread indexes per write transaction: a writer that
+# resumes waits for at most one chunk (~15 ms).
+CHUNK: Final = 512
+# The catch-up itself (search/catchup.py, with the tool-text and wrapper rules it
+# builds its SQL from) is imported where it runs: a command that only reads, and
+# an append below BOUND, never load it (a CLI call's start, issue 23).
 
 
 def _state_size(row: tuple[Any, ...]) -> int:
@@ -76,7 +92,7 @@ class Derived:
         self._states: Budgeted[str, tuple[Any, ...]] = Budgeted(STATE_BYTES, _state_size)
         self._states_at = (-1, -1)
         self.paths = paths.PathCache(PATH_BYTES)
-        # Entries this process appended since it last indexed: at catchup.BOUND of
+        # Entries this process appended since it last indexed: at BOUND of
         # them, an append indexes what is pending in its own transaction, which
         # bounds what a search must index before it reads.
         self._unindexed = 0
@@ -185,7 +201,9 @@ class Derived:
         """At the end of an append's transaction: index inline once the bound is
         reached; the remembered states hold from `at` if this commits."""
         self._unindexed += added
-        if self._unindexed >= catchup.BOUND:
+        if self._unindexed >= BOUND:
+            from .search import catchup
+
             catchup.catch_up(cursor.connection)
             self._unindexed = 0
         self._states_at = at  # holds only if this commits (db.committed)
@@ -200,11 +218,15 @@ class Derived:
     def index_in(self, conn: sqlite3.Connection) -> None:
         """Index everything pending inside the caller's write transaction (a bulk
         chat's or restore's end)."""
+        from .search import catchup
+
         catchup.catch_up(conn)
 
     def index_some(self, limit: int | None = None) -> bool:
         """Index pending entries (all, or about `limit`) in one write transaction;
         returns whether any are left (search/catchup.py)."""
+        from .search import catchup
+
         with self._db.write() as conn:
             left = catchup.catch_up(conn, limit)
             if not left:
@@ -212,10 +234,12 @@ class Derived:
             return left
 
     def _index_chunk(self) -> bool:
-        return self.index_some(catchup.CHUNK)
+        return self.index_some(CHUNK)
 
     def pending(self) -> int:
         """How many entries wait for the full-text index (a count of the noted ranges)."""
+        from .search import catchup
+
         with self._db.read() as conn:
             return catchup.count_pending(conn)
 
@@ -227,6 +251,8 @@ class Derived:
         connection had it open) searches what its writers indexed: every writer
         catches up as it closes, so only one killed mid-session leaves entries
         that wait for the next writable search."""
+        from .search import catchup
+
         db = self._db
         if db.held() is not None:
             return False  # inside a transaction of this thread: it reads what it has

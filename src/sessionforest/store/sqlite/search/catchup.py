@@ -14,12 +14,12 @@ transaction, before a search opens its read snapshot. So:
 - a crash or kill -9 mid-catch-up rolls the whole batch back, pending rows
   included, and the next search does it again;
 - nobody pays for the index per append: a writer's background thread
-  (idle.py) indexes in chunks of CHUNK entries once its appends pause for
-  idle.QUIET seconds, and a writer indexes as it closes; a burst with no pause
-  is bounded, an append indexing what is pending in its own transaction once
-  its process has left BOUND entries unindexed. A search right after such a
-  burst indexes up to BOUND - 1 entries first (benchmarks/bench_index_append.py
-  measures it).
+  (derived.py) indexes in chunks of `derived.CHUNK` entries once its appends
+  pause for `derived.QUIET` seconds, and a writer indexes as it closes; a
+  burst with no pause is bounded, an append indexing what is pending in its
+  own transaction once its process has left `derived.BOUND` entries
+  unindexed. A search right after such a burst indexes up to BOUND - 1
+  entries first (benchmarks/bench_index_append.py measures it).
 
 Entries are fed through the `search_feed` view, whose INSTEAD OF triggers are
 the released index triggers unchanged, in sequence order per session; a
@@ -41,20 +41,6 @@ import orjson
 from .... import tooltext, wrappers
 from . import large
 from .schema import INDEXED_KINDS, SESSION_SHIFT
-
-# The most entries a writing process leaves unindexed while it keeps appending
-# without a pause (store.py): its next append indexes them in its own
-# transaction. The bound is what a search right after a burst may have to index
-# first: ~27 us an entry of ~200 characters (benchmarks/bench_index_append.py:
-# 281 ms for 10,239), so a burst up to this size costs its appends nothing and
-# a search right after it a few hundred ms; every other search is T1's. A lower
-# bound would only move that work into the burst's appends (the cost per entry
-# is the same, a little lower in larger batches: 13% fewer instructions in
-# batches of 1,024 than of 256, callgrind, issue 15).
-BOUND: Final = 10_000
-# Entries the background thread indexes per write transaction: a writer that
-# resumes waits for at most one chunk (~15 ms).
-CHUNK: Final = 512
 
 PENDING = "SELECT session_id, from_sequence FROM search_pending"
 ANY_PENDING = "SELECT 1 FROM search_pending UNION ALL SELECT 1 FROM search_tool_pending LIMIT 1"
