@@ -35,18 +35,11 @@ from .ids import MAX_TITLE, Clock, id_problem, new_id, title_text, utc_now
 from .model import (
     CURRENT_SCHEMA_VERSION,
     Backlog,
-    ChatSpec,
-    CheckReport,
     Divergence,
     Entry,
-    ImportReport,
-    Node,
-    RepairReport,
     SessionInfo,
     SessionStatus,
     SessionVisibility,
-    Snapshot,
-    Transcript,
 )
 from .rules import refs
 from .rules.append import created_time, prepare, stamp_text
@@ -61,9 +54,6 @@ from .store.base import (
     Appended,
     AppendRequest,
     Auto,
-    Backend,
-    ChatWriter,
-    CommitProbe,
     GroupedAppend,
     NewEntry,
     NewSession,
@@ -77,8 +67,18 @@ if TYPE_CHECKING:
     from .io.position import SourcePosition
     from .io.report import Progress
     from .io.sources import Location
+    from .model import (
+        ChatSpec,
+        CheckReport,
+        ImportReport,
+        Node,
+        RepairReport,
+        Snapshot,
+        Transcript,
+    )
     from .search.results import ChatSearch, EntryHit
     from .search.semantic import Semantic
+    from .store.base import Backend, ChatWriter, CommitProbe
     from .wire import ChatCounts, Compare, LogEntryJson, Workers
     from .worktree import Worktrees
 

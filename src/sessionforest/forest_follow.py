@@ -22,11 +22,12 @@ import orjson
 
 from .errors import ForestError
 from .forest_trees import TreeFacade
-from .model import FollowReport, ImportReport
-from .store.base import Backend, BulkStore, FollowedSource, Handoff
+from .store.base.sources import FollowedSource
 
 if TYPE_CHECKING:
     from .io.position import SourcePosition
+    from .model import FollowReport, ImportReport
+    from .store.base import Backend, BulkStore, Handoff
 
 # An error stored for a file is cut to this many characters (a status line).
 ERROR_CHARS = 500
@@ -95,6 +96,8 @@ class FollowFacade(TreeFacade):
                     self._now(), error,
                 )
             )  # fmt: skip
+        from .model import FollowReport  # with the importers' values, not at the facade's import
+
         return FollowReport(key, fmt, report, restarted, chat)
 
     def followed_sources(self) -> list[FollowedSource]:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import InvalidArgument, UnknownEntry, UnknownSession
 from .ids import Clock, iso, new_id, now_text, utc_now
 from .model import Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
 from .rules import refs
 from .rules import trees as tree_rules
-from .store.base import Store, TreeStore
+
+if TYPE_CHECKING:
+    from .store.base import Store, TreeStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 

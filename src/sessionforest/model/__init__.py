@@ -4,46 +4,93 @@
 `entries` (Entry, Node, Snapshot, visibility, schema versions), `sessions`
 (SessionInfo, statuses, integrity reports), `trees` (workspace and agent
 records) and `imports` (what importers consume and produce). It imports only
-`errors`, `legacy` and `text`, so every layer above may import it.
+`errors`, `legacy` and `text`, so every layer above may import it. Each name
+is loaded from its module on first use (PEP 562): `forest sessions` needs
+`SessionInfo`, never what importers consume.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
-from .entries import (
-    CheckpointRef,
-    Divergence,
-    Entry,
-    Node,
-    Snapshot,
-    SnapshotNode,
-    Visibility,
-    refuse_past,
-)
-from .imports import (
-    ChatReport,
-    ChatResult,
-    ChatSpec,
-    FollowReport,
-    ImportFailure,
-    ImportOutcome,
-    ImportReport,
-    SkippedLine,
-    StoredEntry,
-    StoredSession,
-    Transcript,
-)
-from .sessions import (
-    Backlog,
-    CheckReport,
-    Problem,
-    RepairAction,
-    RepairReport,
-    SessionInfo,
-    SessionSource,
-    SessionStatus,
-    SessionVisibility,
-    Unrepaired,
-)
-from .trees import PARENT_KIND, Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
+
+_LAZY = {
+    "Agent": "trees",
+    "AgentRole": "trees",
+    "Backlog": "sessions",
+    "ChatReport": "imports",
+    "ChatResult": "imports",
+    "ChatSpec": "imports",
+    "CheckReport": "sessions",
+    "CheckpointRef": "entries",
+    "Divergence": "entries",
+    "Entry": "entries",
+    "FollowReport": "imports",
+    "ImportFailure": "imports",
+    "ImportOutcome": "imports",
+    "ImportReport": "imports",
+    "Node": "entries",
+    "PARENT_KIND": "trees",
+    "Problem": "sessions",
+    "RepairAction": "sessions",
+    "RepairReport": "sessions",
+    "SessionInfo": "sessions",
+    "SessionSource": "sessions",
+    "SessionStatus": "sessions",
+    "SessionVisibility": "sessions",
+    "SkippedLine": "imports",
+    "Snapshot": "entries",
+    "SnapshotNode": "entries",
+    "StoredEntry": "imports",
+    "StoredSession": "imports",
+    "Transcript": "imports",
+    "TreeItem": "trees",
+    "Unrepaired": "sessions",
+    "Visibility": "entries",
+    "Workspace": "trees",
+    "WorkspaceKind": "trees",
+    "refuse_past": "entries",
+}
+
+if TYPE_CHECKING:
+    from .entries import (
+        CheckpointRef,
+        Divergence,
+        Entry,
+        Node,
+        Snapshot,
+        SnapshotNode,
+        Visibility,
+        refuse_past,
+    )
+    from .imports import (
+        ChatReport,
+        ChatResult,
+        ChatSpec,
+        FollowReport,
+        ImportFailure,
+        ImportOutcome,
+        ImportReport,
+        SkippedLine,
+        StoredEntry,
+        StoredSession,
+        Transcript,
+    )
+    from .sessions import (
+        Backlog,
+        CheckReport,
+        Problem,
+        RepairAction,
+        RepairReport,
+        SessionInfo,
+        SessionSource,
+        SessionStatus,
+        SessionVisibility,
+        Unrepaired,
+    )
+    from .trees import PARENT_KIND, Agent, AgentRole, TreeItem, Workspace, WorkspaceKind
 
 __all__ = [
     "CURRENT_SCHEMA_VERSION",
@@ -85,3 +132,16 @@ __all__ = [
     "WorkspaceKind",
     "refuse_past",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

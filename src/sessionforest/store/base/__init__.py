@@ -15,68 +15,121 @@ families in errors.py; every method documents the ones it raises.
 
 # The modules: values (sentinels, value types), store (Store, TreeStore), search
 # (SearchIndex), bulk (BulkStore and friends), backend (Backend), maintenance (the
-# backend's thread for the work behind its writes).
+# backend's thread for the work behind its writes). Each name is loaded from its
+# module on first use (PEP 562): a listing that needs the values and the store
+# contract never loads the search, bulk or vector contracts.
 
-from .backend import (
-    Backend,
-    CommitProbe,
-    HeadRow,
-)
-from .bulk import (
-    AgentLinks,
-    BulkStore,
-    ChatWriter,
-    EntryReader,
-)
-from .handoffs import (
-    Handoff,
-    HandoffStore,
-)
-from .maintenance import (
-    FULL_TEXT,
-    VECTORS,
-    Maintenance,
-)
-from .search import (
-    ChatKey,
-    ChatRow,
-    EntryKey,
-    EntryRow,
-    Landing,
-    SearchIndex,
-    SessionIndex,
-    Spaceless,
-    Term,
-)
-from .sources import (
-    FollowedSource,
-    SourceStore,
-)
-from .store import (
-    Store,
-    TreeStore,
-)
-from .values import (
-    AUTO,
-    DURABILITIES,
-    UNSET,
-    UNSTAMPED,
-    Appended,
-    AppendRequest,
-    AppendState,
-    Auto,
-    GroupedAppend,
-    NewEntry,
-    NewSession,
-    Stamping,
-    Unset,
-    parse_session_cursor,
-    session_cursor,
-)
-from .vectors import (
-    Pending,
-    VectorStore,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "AUTO": "values",
+    "AgentLinks": "bulk",
+    "AppendRequest": "values",
+    "AppendState": "values",
+    "Appended": "values",
+    "Auto": "values",
+    "Backend": "backend",
+    "BulkStore": "bulk",
+    "ChatKey": "search",
+    "ChatRow": "search",
+    "ChatWriter": "bulk",
+    "CommitProbe": "backend",
+    "DURABILITIES": "values",
+    "EntryKey": "search",
+    "EntryReader": "bulk",
+    "EntryRow": "search",
+    "FULL_TEXT": "maintenance",
+    "FollowedSource": "sources",
+    "GroupedAppend": "values",
+    "Handoff": "handoffs",
+    "HandoffStore": "handoffs",
+    "HeadRow": "backend",
+    "Landing": "search",
+    "Maintenance": "maintenance",
+    "NewEntry": "values",
+    "NewSession": "values",
+    "Pending": "vectors",
+    "SearchIndex": "search",
+    "SessionIndex": "search",
+    "SourceStore": "sources",
+    "Spaceless": "search",
+    "Stamping": "values",
+    "Store": "store",
+    "Term": "search",
+    "TreeStore": "store",
+    "UNSET": "values",
+    "UNSTAMPED": "values",
+    "Unset": "values",
+    "VECTORS": "maintenance",
+    "VectorStore": "vectors",
+    "parse_session_cursor": "values",
+    "session_cursor": "values",
+}
+
+if TYPE_CHECKING:
+    from .backend import (
+        Backend,
+        CommitProbe,
+        HeadRow,
+    )
+    from .bulk import (
+        AgentLinks,
+        BulkStore,
+        ChatWriter,
+        EntryReader,
+    )
+    from .handoffs import (
+        Handoff,
+        HandoffStore,
+    )
+    from .maintenance import (
+        FULL_TEXT,
+        VECTORS,
+        Maintenance,
+    )
+    from .search import (
+        ChatKey,
+        ChatRow,
+        EntryKey,
+        EntryRow,
+        Landing,
+        SearchIndex,
+        SessionIndex,
+        Spaceless,
+        Term,
+    )
+    from .sources import (
+        FollowedSource,
+        SourceStore,
+    )
+    from .store import (
+        Store,
+        TreeStore,
+    )
+    from .values import (
+        AUTO,
+        DURABILITIES,
+        UNSET,
+        UNSTAMPED,
+        Appended,
+        AppendRequest,
+        AppendState,
+        Auto,
+        GroupedAppend,
+        NewEntry,
+        NewSession,
+        Stamping,
+        Unset,
+        parse_session_cursor,
+        session_cursor,
+    )
+    from .vectors import (
+        Pending,
+        VectorStore,
+    )
 
 __all__ = [
     "AUTO",
@@ -122,3 +175,16 @@ __all__ = [
     "parse_session_cursor",
     "session_cursor",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

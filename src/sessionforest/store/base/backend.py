@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ...deadline import Deadline
-from .bulk import BulkStore
-from .handoffs import HandoffStore
-from .maintenance import Maintenance
-from .search import SearchIndex
-from .sources import SourceStore
-from .store import Store, TreeStore
-from .vectors import VectorStore
+if TYPE_CHECKING:
+    # Annotations only: the facade holds a Backend, and a command that lists sessions
+    # never loads the search, bulk or vector contracts.
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+
+    from ...deadline import Deadline
+    from .bulk import BulkStore
+    from .handoffs import HandoffStore
+    from .maintenance import Maintenance
+    from .search import SearchIndex
+    from .sources import SourceStore
+    from .store import Store, TreeStore
+    from .vectors import VectorStore
 
 # --- Backend ---------------------------------------------------------------------
 
