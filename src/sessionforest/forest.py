@@ -678,6 +678,12 @@ class Forest(FollowFacade, ModelFacade):
 
     def divergence_marks(self, session_id: str, entries: Sequence[Entry]) -> dict[str, str]:
         """`[diverged: head|dirty|both]` for each stamped entry whose worktree moved on."""
+        if not any(e.stamp is not None for e in entries):
+            return {}  # an unstamped entry is never marked (gitstamp.compare: unknown)
+        if self._worktrees_made is None and self._store.bound_directory(session_id)[1] is None:
+            # Nothing to compare with: answered without loading git and the documents
+            # (`forest log` of a chat bound to no repository, issue 23).
+            return {}
         from .documents import divergence_marks
 
         return divergence_marks(self._worktrees, session_id, entries)
