@@ -46,17 +46,30 @@ NEVER = (
     "openai",
     "httpx",
     "logging",
+    # What importers consume and produce, and the provider settings of `find --deep`.
+    "sessionforest.model.imports",
+    "sessionforest.providers",
 )
 # Nor by a command on a store that needs no migration: the released migrations' files
 # are read only to migrate, and importlib.resources (tempfile, zipfile) not even then.
 MIGRATING = ("importlib.resources", "tempfile", "zipfile")
-# Nor by `forest sessions`: the search funnel and git. (The SQLite backend still imports
-# its full-text catch-up: imported per append instead, it cost appends ~5% of p50.)
+# Nor by `forest sessions` and `forest log`: the search funnel and its contracts, the
+# full-text catch-up (derived.py imports it where it runs; an append below BOUND never
+# does), the bulk and vector contracts, git and the documents that compare worktrees
+# (`log` of a chat bound to no repository has nothing to compare).
 NOT_FOR_LISTING = (
     "sessionforest.search.find",
     "sessionforest.search.query",
     "sessionforest.search.gate",
+    "sessionforest.store.base.search",
+    "sessionforest.store.base.bulk",
+    "sessionforest.store.base.vectors",
+    "sessionforest.store.sqlite.search",
+    "sessionforest.tooltext",
     "sessionforest.gitstamp",
+    "sessionforest.worktree",
+    "sessionforest.compare",
+    "sessionforest.documents",
     "subprocess",
 )
 
@@ -117,7 +130,23 @@ def test_log_loads_no_search_and_no_server(tmp_path: Path, store: tuple[Path, st
     db, sid = store
     modules, out = run(tmp_path, db, "log", sid)
     assert "a pomodoro timer in rust" in out
-    assert loaded(modules, NEVER + NOT_FOR_LISTING[:3] + MIGRATING) == []
+    assert loaded(modules, NEVER + NOT_FOR_LISTING + MIGRATING) == []
+
+
+def test_log_of_a_stamped_chat_loads_git(tmp_path: Path) -> None:
+    # The positive control of the test above: a chat bound to a repository, its entry
+    # stamped, is compared with the worktree (`log` marks what diverged).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    db = tmp_path / "forest.db"
+    with Forest.open(db) as forest:
+        sid = forest.create_session(title="bound", cwd=repo)
+        text = {"content": [{"type": "text", "text": "a stamped line"}]}
+        assert forest.append(sid, "user.message", text).stamp is not None
+    modules, out = run(tmp_path, db, "log", sid)
+    assert "a stamped line" in out
+    assert {"sessionforest.gitstamp", "sessionforest.documents"} <= modules
 
 
 def test_find_loads_the_funnel_but_no_model(tmp_path: Path, store: tuple[Path, str]) -> None:
@@ -162,6 +191,16 @@ def test_the_claude_code_hook_loads_one_importer(tmp_path: Path) -> None:
     assert "sessionforest.io.claude_code" in modules
     assert loaded(modules, OTHER_IMPORTERS) == []
     # What an import needs (the importer, the mirror, the adapters) aside, as `sessions`.
-    needed = ("sessionforest.io", "sessionforest.mirror", "sessionforest.adapters")
+    needed = ("sessionforest.io", "sessionforest.mirror", "sessionforest.adapters",
+              "sessionforest.model.imports")  # fmt: skip
     assert loaded(modules, tuple(m for m in NEVER if m not in needed)) == []
     assert loaded(modules, ("sessionforest.search.find", "sessionforest.search.query")) == []
+
+
+def test_find_offers_every_provider() -> None:
+    # `--provider`'s choices are written out in cli/search.py (no provider module on a
+    # plain find): they must stay the providers the module knows.
+    from sessionforest.cli.search import PROVIDER_CHOICES
+    from sessionforest.providers import PROVIDERS
+
+    assert PROVIDER_CHOICES == PROVIDERS

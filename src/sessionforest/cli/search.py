@@ -12,11 +12,14 @@ import click
 
 from ..ids import parse_iso
 from ..model import SessionStatus
-from ..providers import PROVIDERS, ProviderConfig
 from ..render import escape
 from ..search.composer import find_card, recall_card
 from ..search.query import TIME_PHRASES
 from .common import State, emit_json, json_option, pass_state
+
+# The --provider choices: providers.PROVIDERS, written out so that a plain `find` does
+# not load the provider module (tests/cli/test_cli_imports.py checks they agree).
+PROVIDER_CHOICES = ("anthropic", "openai")
 
 
 def _moment(value: str | None) -> datetime | None:
@@ -104,7 +107,7 @@ plain words; quote a hyphenated word to search for it ("-rf").
 )
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=click.Choice(PROVIDER_CHOICES),
     help="The model provider for --deep (default: FOREST_PROVIDER).",
 )
 @click.option("--model", help="The model for --deep (default: FOREST_MODEL).")
@@ -123,6 +126,8 @@ def find(
 ) -> None:
     now = _moment(now_text)
     if deep or provider or model:
+        from ..providers import ProviderConfig
+
         cfg = ProviderConfig.resolve(provider, model)
         found = state.forest.deep_search(query, cfg, now=now, limit=limit, harness=harness)
         if as_json:
