@@ -33,14 +33,17 @@ and are worked off by the same calls, after the new ones.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from typing import Final
 
 import orjson
 
-from .... import tooltext, wrappers
-from . import large
 from .schema import INDEXED_KINDS, SESSION_SHIFT
+
+# A search asks `pending` before every read and almost always hears "no": the rules the
+# work itself needs (tooltext, wrappers and large.py, with their patterns) are imported
+# by the work, so a search over an index that is up to date never loads them.
 
 PENDING = "SELECT session_id, from_sequence FROM search_pending"
 ANY_PENDING = "SELECT 1 FROM search_pending UNION ALL SELECT 1 FROM search_tool_pending LIMIT 1"
@@ -50,13 +53,21 @@ SELECT session_id, sequence, kind, payload, created_at FROM session_entries
 WHERE session_id = ? AND sequence >= ? AND sequence < ? ORDER BY sequence
 """
 _KINDS = ", ".join(f"'{kind}'" for kind in INDEXED_KINDS)
-# Payloads the feed triggers skip (their size test), which large.py indexes.
-LARGE = f"""
+
+
+@functools.cache
+def _large_rows() -> str:
+    """Payloads the feed triggers skip (their size test), which large.py indexes."""
+    from .large import LARGE_PAYLOAD
+
+    return f"""
 SELECT sequence, kind FROM session_entries
 WHERE session_id = ? AND sequence >= ? AND kind IN ({_KINDS})
-  AND sequence < ? AND length(CAST(payload AS BLOB)) > {large.LARGE_PAYLOAD}
+  AND sequence < ? AND length(CAST(payload AS BLOB)) > {LARGE_PAYLOAD}
 ORDER BY sequence
 """
+
+
 PAYLOAD = "SELECT payload FROM session_entries WHERE session_id = ? AND sequence = ?"
 LAST = "SELECT MAX(sequence) FROM session_entries WHERE session_id = ?"
 # Entries pending, counted from the notes (sequences of a session are consecutive).
@@ -68,21 +79,27 @@ FROM search_pending p
 ADVANCE = "UPDATE search_pending SET from_sequence = ? WHERE session_id = ?"
 DONE = "DELETE FROM search_pending WHERE session_id = ?"
 
-# The entries of a range that may have a tool field: calls and results, a
-# harness's printed output, and user messages that may hold a harness wrapper (a
-# tag's "<", JSON-escaped or not, or one of wrappers.PLAIN_PREFIXES);
-# tooltext.texts decides.
-_PLAIN = " OR ".join(f"instr(payload, '{prefix[:24]}') > 0" for prefix in wrappers.PLAIN_PREFIXES)
-TOOL_ROWS = f"""
+
+@functools.cache
+def _tool_rows() -> str:
+    """The entries of a range that may have a tool field: calls and results, a harness's
+    printed output, and user messages that may hold a harness wrapper (a tag's "<",
+    JSON-escaped or not, or one of wrappers.PLAIN_PREFIXES); tooltext.texts decides."""
+    from .... import wrappers
+
+    plain = " OR ".join(f"instr(payload, '{p[:24]}') > 0" for p in wrappers.PLAIN_PREFIXES)
+    return f"""
 SELECT sequence, kind, payload FROM session_entries
 WHERE session_id = ? AND sequence >= ? AND sequence < ?
   AND (kind IN ('tool.completed', 'tool.started')
        OR (kind = 'assistant.message' AND instr(payload, '"tool_call"') > 0)
        OR (kind = 'provider.notification' AND instr(payload, '"output"') > 0)
        OR (kind IN ('user.message', 'user.prompt')
-           AND (instr(payload, '<') > 0 OR instr(payload, '\\u003c') > 0 OR {_PLAIN})))
+           AND (instr(payload, '<') > 0 OR instr(payload, '\\u003c') > 0 OR {plain})))
 ORDER BY sequence
 """
+
+
 SESSION_NUM = "SELECT num FROM search_sessions WHERE session_id = ?"
 # An entry's row with both fields (FTS5 replaces a row of the same rowid).
 TOOL_ROW = (
@@ -147,12 +164,14 @@ def _backfill(conn: sqlite3.Connection, limit: int | None) -> bool:
 def _tool_fields(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> None:
     """Write both fields of the session's entries in [start, end) that have tool
     text (tooltext.texts): the row the feed made, if any, is replaced."""
+    from .... import tooltext
+
     num = conn.execute(SESSION_NUM, (session_id,)).fetchone()
     if num is None:
         return  # not a searched session (the feed triggers skip it too)
     low = num[0] << SESSION_SHIFT
     rows = []
-    for sequence, kind, payload in conn.execute(TOOL_ROWS, (session_id, start, end)):
+    for sequence, kind, payload in conn.execute(_tool_rows(), (session_id, start, end)):
         try:
             found = tooltext.texts(kind, orjson.loads(payload))
         except orjson.JSONDecodeError:
@@ -168,8 +187,10 @@ def _tool_fields(conn: sqlite3.Connection, session_id: str, start: int, end: int
 
 def _feed(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> None:
     """Index the session's entries with sequences in [start, end)."""
+    from . import large
+
     first = start
-    for sequence, kind in conn.execute(LARGE, (session_id, start, end)).fetchall():
+    for sequence, kind in conn.execute(_large_rows(), (session_id, start, end)).fetchall():
         # Up to and with the large entry (the activity trigger has no size test).
         conn.execute(FEED, (session_id, start, sequence + 1))
         start = sequence + 1
