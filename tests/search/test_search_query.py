@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from sessionforest.search.query import RULES, TIME_PHRASES, parse_query, split_words, time_window
+from sessionforest.search.query import (
+    ANCHORS,
+    TIME_PHRASES,
+    parse_query,
+    rules,
+    split_words,
+    time_window,
+)
 
 NOW = datetime(2026, 9, 30, 15, 0, tzinfo=UTC)  # a Wednesday
 MIDNIGHT = datetime(2026, 9, 30, tzinfo=UTC)
@@ -211,10 +220,32 @@ def test_the_documented_examples_cover_every_rule() -> None:
     used = {
         i
         for example in _documented_examples()
-        for i, (pattern, _) in enumerate(RULES)
+        for i, (pattern, _) in enumerate(rules())
         if pattern.fullmatch(example)
     }
-    assert used == set(range(len(RULES)))
+    assert used == set(range(len(rules())))
+
+
+@pytest.mark.parametrize("phrase", _documented_examples())
+def test_every_time_phrase_holds_an_anchor(phrase: str) -> None:
+    # A query with no anchor is answered without the rules (never compiled then): each
+    # rule's documented phrase holds one, and so do its variants with every month.
+    assert any(anchor in phrase.lower() for anchor in ANCHORS)
+    months = ("january", "february", "march", "april", "may", "june", "july", "august",
+              "september", "october", "november", "december", "sept")  # fmt: skip
+    for month in months:
+        assert any(anchor in month for anchor in ANCHORS)
+
+
+def test_a_query_without_an_anchor_compiles_no_rule() -> None:
+    script = (
+        "from datetime import datetime, UTC\n"
+        "from sessionforest.search import query\n"
+        "print(query.time_window('a pomodoro timer in rust', datetime.now(UTC))[0],"
+        " query.rules.cache_info().currsize)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["None", "0"], done.stderr
 
 
 def test_written_dates_are_that_calendar_day() -> None:

@@ -8,6 +8,7 @@ document frequency. Pure functions, no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Callable, Iterable
@@ -214,8 +215,8 @@ _ONE_UNIT = r"(hour|day|week|month|year)"
 _MONTHS_ALT = "|".join(sorted(_MONTH_ALIASES, key=len, reverse=True))
 _MONTH_NAME = "(" + _MONTHS_ALT + r")\.?"
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
-_MONTH_DAY = re.compile(_MONTH_NAME + " " + _ORDINAL + r"(?:,? (\d{4}))?")
-_DAY_MONTH = re.compile(r"(?:the )?" + _ORDINAL + " (?:of )?" + _MONTH_NAME + r"(?:,? (\d{4}))?")
+_MONTH_DAY = _MONTH_NAME + " " + _ORDINAL + r"(?:,? (\d{4}))?"
+_DAY_MONTH = r"(?:the )?" + _ORDINAL + " (?:of )?" + _MONTH_NAME + r"(?:,? (\d{4}))?"
 # A written date as one group (for ranges): "august 11", "11th of august, 2023".
 _WRITTEN = (
     r"((?:(?:" + _MONTHS_ALT + r")\.? \d{1,2}(?:st|nd|rd|th)?"
@@ -225,9 +226,9 @@ _WRITTEN = (
 
 def _written(text: str, year: str | None, now: datetime) -> tuple[datetime, str | None]:
     """The day a written date names (its own year, else `year`, else the latest such)."""
-    if m := _MONTH_DAY.fullmatch(text):
+    if m := re.fullmatch(_MONTH_DAY, text):
         month, day, own = _MONTH_ALIASES[m[1]], int(m[2]), m[3]
-    elif m := _DAY_MONTH.fullmatch(text):
+    elif m := re.fullmatch(_DAY_MONTH, text):
         month, day, own = _MONTH_ALIASES[m[2]], int(m[1]), m[3]
     else:
         raise ValueError(text)
@@ -244,47 +245,62 @@ def _between(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
     return first, last + _DAY
 
 
-RULES: tuple[Rule, ...] = (
-    (_rule(r"(?:between|from) " + _WRITTEN + r" (?:and|to|until|through) " + _WRITTEN),
-     _between),
-    (_rule(r"(?:(?:in|during) )?(?:the )?(first|second|third|fourth|last) week of "
-           + _MONTH_NAME + r"(?: (\d{4}))?"), _week_of_month),
-    (_rule(r"(?:on )?" + _MONTH_DAY.pattern),
-     lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[1]], int(m[2]), m[3])),
-    (_rule(r"(?:on )?" + _DAY_MONTH.pattern),
-     lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[2]], int(m[1]), m[3])),
-    (_rule(r"(?:(on|since) )?(\d{4})-(\d{2})-(\d{2})"), _date),
-    (_rule(r"(?:in|during|back in) (\d{4})"), _year),
-    (_rule(r"(?:in the |within the )?(?:last|past) " + _N + " " + _UNIT),
-     lambda m, now: _span_back(now, m[2], _count(m[1]))),
-    (_rule(_N + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], *[_count(m[1])] * 2)),
-    (_rule(_FEWN + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], 2, 5)),
-    (_rule(r"the other day"), lambda m, now: _ago(now, "day", 2, 5)),
-    (_rule(r"(?:the )?day before yesterday"),
-     lambda m, now: (_midnight(now) - 2 * _DAY, _midnight(now) - _DAY)),
-    (_rule(r"yesterday|last night"), lambda m, now: (_midnight(now) - _DAY, _midnight(now))),
-    (_rule(r"(?:earlier )?today|this (?:morning|afternoon|evening)|tonight"),
-     lambda m, now: (_midnight(now), now)),
-    # Rolling spans: "the past week" is the last 7 days, whatever the weekday.
-    (_rule(r"(?:(?:in|within|over|during) )?the (?:last|past) " + _ONE_UNIT
-           + r"|past " + _ONE_UNIT),
-     lambda m, now: _span_back(now, m[1] or m[2], 1)),
-    # Calendar spans, in the clock's time zone: weeks start on Monday.
-    (_rule(r"this week"), lambda m, now: (_monday(now), now)),
-    (_rule(r"last week"), lambda m, now: (_monday(now) - 7 * _DAY, _monday(now))),
-    (_rule(r"this month"), lambda m, now: (_midnight(now).replace(day=1), now)),
-    (_rule(r"last month"),
-     lambda m, now: (_add_months(_first_of_month(now), -1), _first_of_month(now))),
-    (_rule(r"this year"), lambda m, now: (_midnight(now).replace(month=1, day=1), now)),
-    (_rule(r"last year"),
-     lambda m, now: (_midnight(now).replace(year=now.year - 1, month=1, day=1),
-                     _midnight(now).replace(month=1, day=1))),
-    (_rule(r"recently|lately"), lambda m, now: (now - 14 * _DAY, now)),
-    (_rule(r"(?:on |last )?(" + "|".join(_WEEKDAYS) + ")"), lambda m, now: _weekday(now, m[1])),
-    (_rule(r"(in|during|last|back in) (" + "|".join(_MONTH_ALIASES) + r")(?: (\d{4}))?"),
-     lambda m, now: _month(now, _MONTH_ALIASES[m[2]], int(m[3]) if m[3] else None,
-                           m[1] == "last")),
+# Every phrase a rule below matches holds one of these: a digit, a unit ("day" is in
+# each weekday, "today", "yesterday"), "night", a part of the day, "recently" or
+# "lately", or a month's first three letters (in each of its names). A query without
+# any has no time phrase, and the rules need not even be compiled (~6 ms, a CLI call's
+# start: issue 23); tests/search/test_search_query.py checks every documented example.
+ANCHORS = (
+    *"0123456789", "hour", "day", "week", "month", "year", "night", "morning", "afternoon",
+    "evening", "recently", "lately", *(month[:3] for month in _MONTHS),
 )  # fmt: skip
+
+
+@functools.cache
+def rules() -> tuple[Rule, ...]:
+    """The rules, compiled on first use; earlier ones win where phrases overlap."""
+    return (
+        (_rule(r"(?:between|from) " + _WRITTEN + r" (?:and|to|until|through) " + _WRITTEN),
+         _between),
+        (_rule(r"(?:(?:in|during) )?(?:the )?(first|second|third|fourth|last) week of "
+               + _MONTH_NAME + r"(?: (\d{4}))?"), _week_of_month),
+        (_rule(r"(?:on )?" + _MONTH_DAY),
+         lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[1]], int(m[2]), m[3])),
+        (_rule(r"(?:on )?" + _DAY_MONTH),
+         lambda m, now: _calendar_day(now, _MONTH_ALIASES[m[2]], int(m[1]), m[3])),
+        (_rule(r"(?:(on|since) )?(\d{4})-(\d{2})-(\d{2})"), _date),
+        (_rule(r"(?:in|during|back in) (\d{4})"), _year),
+        (_rule(r"(?:in the |within the )?(?:last|past) " + _N + " " + _UNIT),
+         lambda m, now: _span_back(now, m[2], _count(m[1]))),
+        (_rule(_N + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], *[_count(m[1])] * 2)),
+        (_rule(_FEWN + " " + _UNIT + " ago"), lambda m, now: _ago(now, m[2], 2, 5)),
+        (_rule(r"the other day"), lambda m, now: _ago(now, "day", 2, 5)),
+        (_rule(r"(?:the )?day before yesterday"),
+         lambda m, now: (_midnight(now) - 2 * _DAY, _midnight(now) - _DAY)),
+        (_rule(r"yesterday|last night"), lambda m, now: (_midnight(now) - _DAY, _midnight(now))),
+        (_rule(r"(?:earlier )?today|this (?:morning|afternoon|evening)|tonight"),
+         lambda m, now: (_midnight(now), now)),
+        # Rolling spans: "the past week" is the last 7 days, whatever the weekday.
+        (_rule(r"(?:(?:in|within|over|during) )?the (?:last|past) " + _ONE_UNIT
+               + r"|past " + _ONE_UNIT),
+         lambda m, now: _span_back(now, m[1] or m[2], 1)),
+        # Calendar spans, in the clock's time zone: weeks start on Monday.
+        (_rule(r"this week"), lambda m, now: (_monday(now), now)),
+        (_rule(r"last week"), lambda m, now: (_monday(now) - 7 * _DAY, _monday(now))),
+        (_rule(r"this month"), lambda m, now: (_midnight(now).replace(day=1), now)),
+        (_rule(r"last month"),
+         lambda m, now: (_add_months(_first_of_month(now), -1), _first_of_month(now))),
+        (_rule(r"this year"), lambda m, now: (_midnight(now).replace(month=1, day=1), now)),
+        (_rule(r"last year"),
+         lambda m, now: (_midnight(now).replace(year=now.year - 1, month=1, day=1),
+                         _midnight(now).replace(month=1, day=1))),
+        (_rule(r"recently|lately"), lambda m, now: (now - 14 * _DAY, now)),
+        (_rule(r"(?:on |last )?(" + "|".join(_WEEKDAYS) + ")"), lambda m, now: _weekday(now, m[1])),
+        (_rule(r"(in|during|last|back in) (" + "|".join(_MONTH_ALIASES) + r")(?: (\d{4}))?"),
+         lambda m, now: _month(now, _MONTH_ALIASES[m[2]], int(m[3]) if m[3] else None,
+                               m[1] == "last")),
+    )  # fmt: skip
+
 
 # The grammar above in words, for `forest find --help` (tests check each line's example).
 TIME_PHRASES = """\
@@ -325,7 +341,9 @@ def time_window(text: str, now: datetime) -> tuple[TimeWindow | None, str]:
         now = now.replace(tzinfo=UTC)
     lowered = " ".join(text.lower().split())
     found: list[tuple[int, int, TimeWindow]] = []
-    for pattern, build in RULES:
+    if not any(anchor in lowered for anchor in ANCHORS):
+        return None, lowered
+    for pattern, build in rules():
         for m in pattern.finditer(lowered):
             if any(s < m.end() and m.start() < e for s, e, _ in found):
                 continue  # inside a longer phrase found by an earlier rule
