@@ -52,6 +52,9 @@ FOREST = "import sys; from sessionforest.cli.main import main; sys.argv[0] = 'fo
 FIND = {"small": "pomodoro timer", "heavy": "sqlite migration"}
 # A query the gate is not sure of (a word every heavy chat shares): the model is asked.
 DEEP = "the retry thing from last week"
+# This tree's package, put first on PYTHONPATH: the child's environment is built from
+# nothing, and the interpreter's own install may be another checkout's (an editable one).
+SRC = harness.REPO / "src"
 
 
 def _env(src: Path | None, db: Path, home: Path) -> dict[str, str]:
@@ -206,7 +209,7 @@ def _rows(
 
 def run(quick: bool) -> Section:
     runs = 5 if quick else 11
-    versions: dict[str, Path | None] = {"after": None}
+    versions: dict[str, Path | None] = {"after": SRC}
     before = os.environ.get("FOREST_BENCH_BEFORE")  # another checkout's src/, measured alike
     if before:
         versions["before"] = Path(before)
@@ -241,7 +244,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--work", type=Path, default=harness.WORK / "cli")
     args = parser.parse_args()
-    versions: dict[str, Path | None] = {"after": None}
+    versions: dict[str, Path | None] = {"after": SRC}
     if args.before:
         versions["before"] = args.before
     times, sizes = measure(versions, args.work, args.runs, args.quick)
