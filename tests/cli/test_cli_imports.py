@@ -53,6 +53,8 @@ NEVER = (
 # Nor by a command on a store that needs no migration: the released migrations' files
 # are read only to migrate, and importlib.resources (tempfile, zipfile) not even then.
 MIGRATING = ("importlib.resources", "tempfile", "zipfile")
+# Nor by a command that appends nothing: the payload contracts of every kind.
+APPENDING = ("sessionforest.kinds",)
 # Nor by `forest sessions` and `forest log`: the search funnel and its contracts, the
 # full-text catch-up (derived.py imports it where it runs; an append below BOUND never
 # does), the bulk and vector contracts, git and the documents that compare worktrees
@@ -123,14 +125,15 @@ def test_sessions_loads_only_the_store(tmp_path: Path, store: tuple[Path, str]) 
     modules, out = run(tmp_path, db, "sessions")
     assert sid in out
     assert "sessionforest.store.sqlite.store" in modules
-    assert loaded(modules, NEVER + NOT_FOR_LISTING + MIGRATING) == []
+    assert loaded(modules, NEVER + NOT_FOR_LISTING + MIGRATING + APPENDING) == []
+    assert "sessionforest.render" not in modules  # a listing escapes cells (text.py), draws none
 
 
 def test_log_loads_no_search_and_no_server(tmp_path: Path, store: tuple[Path, str]) -> None:
     db, sid = store
     modules, out = run(tmp_path, db, "log", sid)
     assert "a pomodoro timer in rust" in out
-    assert loaded(modules, NEVER + NOT_FOR_LISTING + MIGRATING) == []
+    assert loaded(modules, NEVER + NOT_FOR_LISTING + MIGRATING + APPENDING) == []
 
 
 def test_log_of_a_stamped_chat_loads_git(tmp_path: Path) -> None:
@@ -154,7 +157,7 @@ def test_find_loads_the_funnel_but_no_model(tmp_path: Path, store: tuple[Path, s
     modules, out = run(tmp_path, db, "find", "--json", "pomodoro")
     assert sid in json.dumps(json.loads(out))
     assert "sessionforest.search.find" in modules
-    assert loaded(modules, NEVER + MIGRATING) == []
+    assert loaded(modules, NEVER + MIGRATING + APPENDING) == []
 
 
 # The other importers: a Claude Code hook (one process per turn) loads none of them.
@@ -189,6 +192,7 @@ def test_the_claude_code_hook_loads_one_importer(tmp_path: Path) -> None:
         assert forest.count_sessions() >= 1
     modules = set(record.read_text().split("\n"))
     assert "sessionforest.io.claude_code" in modules
+    assert "sessionforest.kinds" in modules  # what an import writes is checked
     assert loaded(modules, OTHER_IMPORTERS) == []
     # What an import needs (the importer, the mirror, the adapters) aside, as `sessions`.
     needed = ("sessionforest.io", "sessionforest.mirror", "sessionforest.adapters",

@@ -15,7 +15,6 @@ import click
 import orjson
 
 from ..forest import Forest
-from ..kinds import spec_for_append
 from ..model import Entry, Node, Visibility
 from ..render import describe, escape, label_of, preview, render_log, tree_lines
 from .common import State, emit_json, json_option, pass_state, resolve_entry
@@ -43,6 +42,8 @@ def build_payload(kind: str, text: str | None, payload_json: str | None) -> Any:
     if (text is None) == (payload_json is None):
         raise click.UsageError("pass exactly one of --text or --payload")
     # Unknown, legacy and delta kinds fail here, before any --text advice.
+    from ..kinds import spec_for_append  # the payload contracts: `log` never loads them
+
     spec_for_append(kind)
     if text is not None:
         form = TEXT_FORMS.get(kind)

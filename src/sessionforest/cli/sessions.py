@@ -15,7 +15,7 @@ import click
 
 from ..errors import InvalidArgument
 from ..model import SessionInfo
-from ..render import escape
+from ..text import escape
 from .common import State, emit_json, json_option, pass_state
 
 COLUMNS = ("ID", "STATUS", "ENTRIES", "UPDATED", "HARNESS", "TITLE")

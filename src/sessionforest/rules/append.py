@@ -10,7 +10,8 @@ write, or the error that refuses the append.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -26,14 +27,29 @@ from ..errors import (
 )
 from ..ids import normal_time
 from ..jsontext import NonFinite, encode, payload_text
-from ..kinds import validate_payload
 from ..model import SUPPORTED_SCHEMA_VERSIONS, Visibility
 from ..model.appends import UNSET, AppendState, Unset
+
+if TYPE_CHECKING:
+    from ..kinds import KindSpec
+
+# kinds.validate_payload, imported by the first append: kinds defines every payload
+# contract (a msgspec Struct each), which a command that appends nothing never needs
+# (a CLI call's start, issue 23); every later append reads one global.
+_validate: Callable[[str, Any], KindSpec] | None = None
+
+
+def _validator() -> Callable[[str, Any], KindSpec]:
+    global _validate
+    from ..kinds import validate_payload
+
+    _validate = validate_payload
+    return validate_payload
 
 
 def prepare(kind: str, payload: Any, visibility: str | None) -> tuple[str, str]:
     """Validate an entry to be appended: (payload JSON, visibility)."""
-    spec = validate_payload(kind, payload)
+    spec = (_validate or _validator())(kind, payload)
     if visibility is None:
         visibility = spec.default_visibility
     elif visibility not in Visibility.__members__.values():

@@ -24,7 +24,6 @@ from ...errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
-from ...kinds import validate_payload
 from ...model import SUPPORTED_SCHEMA_VERSIONS, Agent, AgentRole, Entry, Workspace
 from ...rules import trees as rules
 from .dialect import Conn, Cursor, Database, Dialect
@@ -271,6 +270,8 @@ class SQLTrees:
                 raise NotOnActiveBranch(entry_id, session_id)
             payload = entry.payload
         # Fail closed if a stored result no longer meets the worker.result contract.
+        from ...kinds import validate_payload  # the contracts, only where they are used
+
         validate_payload(entry.kind, payload)
         return payload
 
