@@ -11,11 +11,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..text import escape, plural
-from ..wire import ResultCardJson
 from .results import ChatHit, ChatSearch, EntryHit
+
+if TYPE_CHECKING:
+    # TypedDicts for annotations only: wire.py builds ~30 of them at import.
+    from ..wire import ResultCardJson
 
 COMMANDS = ("recall", "find")
 _COMMAND = re.compile(r"\s*/(recall|find)(?:\s+(.*))?", re.IGNORECASE | re.DOTALL)

@@ -14,8 +14,12 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from ..wire import TimeWindowJson
+if TYPE_CHECKING:
+    # TypedDicts for annotations only: wire.py builds ~30 of them at import.
+    from ..wire import TimeWindowJson
+
 
 # A general English list (Snowball's, plus a few words people use to talk
 # about a chat rather than its subject). Never tuned to particular queries.

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from ..scripts import ELLIPSIS, MARK
-from ..wire import ChatHitJson, ChatSearchJson, EntryHitJson
 from .query import TimeWindow
+
+if TYPE_CHECKING:
+    # TypedDicts for annotations only: wire.py builds ~30 of them at import.
+    from ..wire import ChatHitJson, ChatSearchJson, EntryHitJson
 
 __all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
