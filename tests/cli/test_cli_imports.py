@@ -158,6 +158,10 @@ def test_find_loads_the_funnel_but_no_model(tmp_path: Path, store: tuple[Path, s
     assert sid in json.dumps(json.loads(out))
     assert "sessionforest.search.find" in modules
     assert loaded(modules, NEVER + MIGRATING + APPENDING) == []
+    assert (
+        loaded(modules, ("sessionforest.render", "sessionforest.wire", "sessionforest.tooltext"))
+        == []
+    )
 
 
 # The other importers: a Claude Code hook (one process per turn) loads none of them.

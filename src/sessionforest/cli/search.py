@@ -12,9 +12,9 @@ import click
 
 from ..ids import parse_iso
 from ..model import SessionStatus
-from ..render import escape
 from ..search.composer import find_card, recall_card
 from ..search.query import TIME_PHRASES
+from ..text import escape
 from .common import State, emit_json, json_option, pass_state
 
 # The --provider choices: providers.PROVIDERS, written out so that a plain `find` does
