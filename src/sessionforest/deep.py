@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
+import msgspec
+
 from . import providers, redact
 from .entrytext import entry_text
 from .errors import BackendUnavailable, ProviderError
@@ -476,7 +478,7 @@ def run(forest: Any, prepared: Prepared, *, began: float | None = None) -> DeepS
     if answer is not None:
         chosen = next(c.hit for c in loop.cards.values() if c.hit.session_id == answer)
         rest = tuple(h for h in search.hits if h.session_id != answer)
-        search = replace(search, hits=(chosen, *rest)[: prepared.limit])
+        search = msgspec.structs.replace(search, hits=(chosen, *rest)[: prepared.limit])
     usage: UsageJson = {
         "provider": prepared.cfg.provider,
         "model": prepared.cfg.model,

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from .deadline import checkpoint
 from .scripts import ELLIPSIS, MARK
@@ -41,8 +42,7 @@ RECALL_TOKENS: Final = 16
 Stemmer = Callable[[Sequence[str]], list[tuple[str, ...]]]
 
 
-@dataclass(frozen=True, slots=True)
-class Wanted:
+class Wanted(msgspec.Struct, frozen=True):
     """One term to mark: its stems in order (a phrase when several), whether the
     last may be the start of a longer stem, and the typed text (to find a window)."""
 
@@ -85,8 +85,7 @@ def _holds(own: tuple[str, ...], wanted: str, prefix: bool) -> bool:
     return wanted in own
 
 
-@dataclass(frozen=True, slots=True)
-class _Fragment:
+class _Fragment(msgspec.Struct, frozen=True):
     score: int
     first: int  # index of its first token in the window's token list
     start: int  # character span in the text

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
+
+import msgspec
 
 from ..text import escape, plural
 from .results import ChatHit, ChatSearch, EntryHit
@@ -40,14 +41,12 @@ class Searchable(Protocol):
     ) -> ChatSearch: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ComposerCommand:
+class ComposerCommand(msgspec.Struct, frozen=True):
     name: str  # "recall" or "find"
     query: str
 
 
-@dataclass(frozen=True, slots=True)
-class ResultCard:
+class ResultCard(msgspec.Struct, frozen=True):
     """A local answer: shown to the user, never sent to a model, never stored."""
 
     command: str

@@ -28,9 +28,10 @@ thresholds, ways of counting) on the labelled corpora, and chose this one
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
+
+import msgspec
 
 from .results import ChatHit, GateReason
 from .terms import TermChoice
@@ -39,8 +40,7 @@ LEAD: Final = 1.5  # the top chat's evidence over the next chat's
 MIN_WORDS: Final = 2  # searched words the top chat must match to lead others
 
 
-@dataclass(frozen=True, slots=True)
-class GateInput:
+class GateInput(msgspec.Struct, frozen=True):
     """What the gate judges of one search (`search.find.judged` returns it too)."""
 
     choice: TermChoice

@@ -12,9 +12,10 @@ import functools
 import re
 import string
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     # TypedDicts for annotations only: wire.py builds ~30 of them at import.
@@ -64,8 +65,7 @@ _MONTH_ALIASES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
+class TimeWindow(msgspec.Struct, frozen=True):
     """A half-open interval [start, end) a chat must have been active in."""
 
     phrase: str
@@ -76,8 +76,7 @@ class TimeWindow:
         return {"phrase": self.phrase, "start": _iso(self.start), "end": _iso(self.end)}
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedQuery:
+class ParsedQuery(msgspec.Struct, frozen=True):
     text: str
     phrases: tuple[str, ...]  # quoted text, verbatim
     words: tuple[str, ...]  # lower-cased, de-duplicated, stopwords removed

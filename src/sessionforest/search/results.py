@@ -6,9 +6,10 @@ excerpts chosen by the search backend, never whole entry bodies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..scripts import ELLIPSIS, MARK
 from .query import TimeWindow
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["ELLIPSIS", "MARK", "ChatHit", "ChatSearch", "EntryHit", "GateReason"]
 
 
-@dataclass(frozen=True, slots=True)
-class EntryHit:
+class EntryHit(msgspec.Struct, frozen=True):
     """One entry of one session that matched a recall query."""
 
     entry_id: str
@@ -46,8 +46,7 @@ class EntryHit:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ChatHit:
+class ChatHit(msgspec.Struct, frozen=True):
     """One chat that matched a find query (a chat, never its entries' bodies)."""
 
     session_id: str
@@ -111,8 +110,7 @@ class GateReason(StrEnum):
     NOT_ABOUT = "not-about"  # a lead, but the top chat's digest lacks a word
 
 
-@dataclass(frozen=True, slots=True)
-class ChatSearch:
+class ChatSearch(msgspec.Struct, frozen=True):
     """The answer of `search_chats`: ranked chats and whether the index is sure."""
 
     query: str

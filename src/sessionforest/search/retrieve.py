@@ -26,9 +26,10 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
+
+import msgspec
 
 from ..deadline import checkpoint
 from ..ids import parse_iso
@@ -121,15 +122,13 @@ SEMANTIC_WEIGHT_AND: Final = 1.0
 SEMANTIC_WEIGHT_OR: Final = 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
+class Filters(msgspec.Struct, frozen=True):
     window: TimeWindow | None
     harnesses: frozenset[str]  # lower-case; empty: any harness
     excluded: tuple[Term, ...] = ()  # `-word`s: chats holding any are left out
 
 
-@dataclass(slots=True)
-class Candidate:
+class Candidate(msgspec.Struct):
     """A chat being scored by T1 (mutable until `retrieve` returns it)."""
 
     key: ChatKey
@@ -154,7 +153,7 @@ class Candidate:
     and_match: bool = False  # one entry, or the digest, matched every term
     line_match: bool = False  # one entry, or the digest, holds the typed text as a phrase
     worker: bool = False  # a harness's subagent chat (ChatRow.worker)
-    covered: set[int] = field(default_factory=set)
+    covered: set[int] = msgspec.field(default_factory=set)
     score: float = 0.0
 
 
@@ -246,8 +245,7 @@ def _entry_query(terms: Sequence[Term], conjunctive: bool) -> tuple[Sequence[Ter
     return chosen, True
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(msgspec.Struct, frozen=True):
     """Chat-level lexical evidence, for the terms cheap enough to read."""
 
     scores: dict[ChatKey, float]
@@ -522,15 +520,14 @@ def _ranked(
     return ranked
 
 
-@dataclass(frozen=True, slots=True)
-class Retrieved:
+class Retrieved(msgspec.Struct, frozen=True):
     """T1's chats, best first: the `core` ones the query's mode found (what the
     gate judges), then, when they are fewer than asked for, the chats the
     relaxed query adds (`topped_up`), ranked after every core chat."""
 
     core: list[Candidate]
     mode: str  # "and" or "or": how the core chats were found
-    topped_up: list[Candidate] = field(default_factory=list)
+    topped_up: list[Candidate] = msgspec.field(default_factory=list)
     # The whole-chat evidence of the terms (filter-free: a second retrieve of
     # the same words under other filters reuses it) and the most any chat
     # holds (what the gate weighs a filtered-down only hit against).

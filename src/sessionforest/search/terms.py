@@ -10,8 +10,9 @@ its substring frequencies there (`Term.spaceless`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from ..store.base import SearchIndex, Spaceless, Term
 
@@ -27,8 +28,7 @@ MIN_PREFIX_LETTERS: Final = 4
 MIN_LINE_TOKENS: Final = 4
 
 
-@dataclass(frozen=True, slots=True)
-class TermChoice:
+class TermChoice(msgspec.Struct, frozen=True):
     kept: tuple[Term, ...]  # phrases first, then the rarest words
     unknown: tuple[str, ...]  # never seen by either index, not even as a prefix
     prefixed: tuple[str, ...]  # unknown words kept as a prefix

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeAlias, TypeVar
+
+import msgspec
 
 # --- SearchIndex ---
 #
@@ -20,8 +21,7 @@ ChatKey: TypeAlias = int
 EntryKey: TypeAlias = int
 
 
-@dataclass(frozen=True, slots=True)
-class Spaceless:
+class Spaceless(msgspec.Struct, frozen=True):
     """A term's form in text of scripts written without spaces (sessionforest.scripts),
     where the backend finds it as a substring: how many rows may hold it."""
 
@@ -29,8 +29,7 @@ class Spaceless:
     digest_df: int  # chat digests that may hold it
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(msgspec.Struct, frozen=True):
     """One thing to search for: a typed word, a quoted phrase, or a word's prefix.
 
     `text` is what was typed; `tokens` are the backend's stems of it (from
@@ -92,8 +91,7 @@ class Landing(NamedTuple):
     active: bool
 
 
-@dataclass(frozen=True, slots=True)
-class EntryRow:
+class EntryRow(msgspec.Struct, frozen=True):
     """One entry of a recall hit, with its snippet (matches marked with scripts.MARK)."""
 
     sequence: int

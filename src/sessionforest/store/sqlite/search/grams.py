@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import orjson
 
 from .... import scripts
@@ -110,8 +110,7 @@ GRAM_ENTRY_SCAN_IN_RANGE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Grams:
+class Grams(msgspec.Struct, frozen=True):
     """How a term is found in the trigram index: as a substring of the text."""
 
     match: str | None  # FTS5 expression over the trigram tables (through fts.quote)
