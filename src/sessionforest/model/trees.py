@@ -6,9 +6,10 @@ orchestrator -> policy-authorized workers. `PARENT_KIND` is the workspace rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
+
+import msgspec
 
 from .value import Value
 
@@ -78,8 +79,7 @@ class Agent(Value, frozen=True):
 R = TypeVar("R", Workspace, Agent)
 
 
-@dataclass(frozen=True, slots=True)
-class TreeItem(Generic[R]):
+class TreeItem(msgspec.Struct, Generic[R], frozen=True):
     """One record of a tree listing, in pre-order; `depth` 0 is the listing's root."""
 
     depth: int

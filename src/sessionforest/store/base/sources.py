@@ -10,12 +10,12 @@ text the store never reads; the rest says what a status page shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class FollowedSource:
+
+class FollowedSource(msgspec.Struct, frozen=True):
     """One followed source file and where its import stands."""
 
     path: str  # the file, absolute

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
+
+import msgspec
 
 # Defined in the model: the rules judge them too, and the rules import nothing of the
 # store package (whose backends import the rules). The contracts name them as ever.
@@ -40,8 +41,7 @@ class NewEntry(NamedTuple):
     created_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class NewSession:
+class NewSession(msgspec.Struct, frozen=True):
     """A session row for a backend to insert."""
 
     id: str
@@ -78,8 +78,7 @@ class Appended(NamedTuple):
 DURABILITIES: Final = ("normal", "full")
 
 
-@dataclass(frozen=True, slots=True)
-class AppendRequest:
+class AppendRequest(msgspec.Struct, frozen=True):
     """One append of `Forest.append_group`: what `Forest.append` takes (stamped AUTO)."""
 
     session_id: str

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 # `:name` but not a `::type` cast.
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -69,8 +70,7 @@ class Database(Protocol[C_co]):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Dialect:
+class Dialect(msgspec.Struct, frozen=True):
     name: str
     pyformat: bool  # psycopg's %s / %(name)s, else SQLite's ? / :name
     order: str  # the column whose order is creation order (SQLite's rowid)
