@@ -53,11 +53,11 @@ def test_an_upgraded_store_finds_what_aider_printed(
         # The tool pass of before: no notification is tool text.
         kinds = tuple(k for k in tooltext.TOOL_KINDS if k != "provider.notification")
         m.setattr(tooltext, "TOOL_KINDS", kinds)
-        old_rows = catchup.TOOL_ROWS.replace(
+        old_rows = catchup._tool_rows().replace(
             "OR (kind = 'provider.notification' AND instr(payload, '\"output\"') > 0)", ""
         )
-        assert old_rows != catchup.TOOL_ROWS
-        m.setattr(catchup, "TOOL_ROWS", old_rows)
+        assert old_rows != catchup._tool_rows()
+        m.setattr(catchup, "_tool_rows", lambda: old_rows)
         with Forest.open(path) as old:
             chats = old.import_chats("aider", history).chats
             assert old.search_chats(ERROR).hits == ()  # really the index of before
