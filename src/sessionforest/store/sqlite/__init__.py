@@ -160,10 +160,14 @@ class SQLiteBackend:
 
     def close(self) -> None:
         # A writer leaves nothing pending behind it where it can help it: a reader
-        # that opens the file immutable (no other connection) cannot index.
+        # that opens the file immutable (no other connection) cannot index. One that
+        # wrote nothing (no write transaction, no migration) left nothing pending and
+        # skips the check, which opens a reader connection when none is pooled
+        # (SQLite parses the whole schema for it): an agent's open, read and close.
         try:
             self.maintenance.close()
-            if self.db.writer is not None:
+            db = self.db
+            if db.writer is not None and (db.writes or db.migrated):
                 self.catch_up()
         except (ForestError, sqlite3.Error):
             pass  # still pending: the next search indexes it

@@ -249,8 +249,8 @@ class Derived:
         through a short-lived writer connection when its file may be written; one
         that cannot write (a read-only file, or read immutable because no other
         connection had it open) searches what its writers indexed: every writer
-        catches up as it closes, so only one killed mid-session leaves entries
-        that wait for the next writable search."""
+        that wrote catches up as it closes, so only one killed mid-session leaves
+        entries that wait for the next writable search."""
         from .search import catchup
 
         db = self._db
