@@ -167,8 +167,8 @@ class SQLiteBackend:
         try:
             self.maintenance.close()
             db = self.db
-            if db.writer is not None and (db.writes or db.migrated):
-                self.catch_up()
+            if db.writes or db.migrated:
+                self.store.derived.leave()
         except (ForestError, sqlite3.Error):
             pass  # still pending: the next search indexes it
         finally:

@@ -243,6 +243,22 @@ class Derived:
         with self._db.read() as conn:
             return catchup.count_pending(conn)
 
+    def leave(self) -> None:
+        """As the writer closes: index whatever is pending. Asked on the writer
+        connection (idle now: the maintenance thread has stopped), not a pooled
+        reader: a process that only appended has none, and a new connection
+        parses the whole schema before its first statement."""
+        from .search import catchup
+
+        db = self._db
+        writer = db.writer
+        if writer is None or db.held() is not None:
+            return
+        with db.write_lock:
+            waiting = catchup.pending(writer)
+        if waiting:
+            self.index_some()
+
     def catch_up(self) -> bool:
         """Index whatever appends left pending (see search/catchup.py); returns whether
         any entry was waiting. A store opened read-only on request indexes
