@@ -9,6 +9,11 @@ doing none (the difference over N is one read's own work):
         python benchmarks/first_read_ir.py forest 10 src      # and with 0
     valgrind ... python benchmarks/first_read_ir.py peer 10   # and with 0
 
+What a fresh process pays to open the store, read the history once and close
+(docs/benchmarks.md, section 13) is `forest 0 SRC` minus `imports SRC` (the same
+process without the open, the read and the close), with FOREST_SEMANTIC set to
+on and to off and PYTHONHASHSEED=0 (bytecode compiled first, see TEAM.md).
+
 `forest` drops the path cache and reads every payload (bench_heavy._first_read's
 call); `peer` is `SQLiteSession.get_items()`'s own query and `json.loads` loop
 (agents/memory/sqlite_session.py) without its event loop and lock, so its count
@@ -53,12 +58,14 @@ def build() -> None:
         )
 
 
-def forest_reads(n: int, src: str) -> None:
+def forest_reads(n: int, src: str, open_it: bool = True) -> None:
     sys.path.insert(0, src)
     from sessionforest import Forest
 
     with closing_conn(FOREST_DB) as conn:
         sid = conn.execute("SELECT session_id FROM session_heads").fetchone()[0]
+    if not open_it:
+        return
     forest = Forest.open(FOREST_DB)
     cache = forest._store.derived.paths  # type: ignore[attr-defined]
     [e.payload for e in forest.active_path(sid)]
@@ -100,7 +107,9 @@ if __name__ == "__main__":
         build()
     elif sys.argv[1:2] == ["forest"] and len(sys.argv) == 4:
         forest_reads(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1:2] == ["imports"] and len(sys.argv) == 3:
+        forest_reads(0, sys.argv[2], open_it=False)
     elif sys.argv[1:2] == ["peer"] and len(sys.argv) == 3:
         peer_reads(int(sys.argv[2]))
     else:
-        sys.exit(f"usage: {sys.argv[0]} build | forest N SRC | peer N")
+        sys.exit(f"usage: {sys.argv[0]} build | forest N SRC | imports SRC | peer N")
