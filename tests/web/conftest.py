@@ -131,8 +131,11 @@ def _cli(db: Path, *args: str) -> None:
     subprocess.run([FOREST_CLI, "--db", str(db), *args], check=True, capture_output=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Chromium for a module's tests. Not for the whole run: while Playwright's sync API is
+    open its event loop counts as running in this thread, and a later module of the same
+    worker (pytest-xdist) that calls asyncio.run() would fail."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: scripts/test installs Debian's chromium")
     with sync_playwright() as p:
