@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,11 +108,29 @@ def _configure() -> None:
     once: what `detect_secrets.settings.default_settings()` sets on entering."""
     global _configured
     if not _configured:
+        # detect-secrets imports `requests` only to verify secrets, which we never ask.
+        first = "detect_secrets" not in sys.modules
+        if first:
+            from . import lazyrequests
+
+            lazyrequests.defer()
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-        from detect_secrets.settings import cache_bust, configure_settings_from_baseline
+        from detect_secrets.settings import (
+            cache_bust,
+            configure_settings_from_baseline,
+            get_filters,
+            get_plugins,
+        )
 
         plugins: list[type] = list(get_mapping_from_secret_type_to_class().values())
-        cache_bust()
+        # Its caches fill only from settings, plugins and scans; in a process where
+        # detect-secrets was first imported here none has run yet, so there is nothing
+        # to bust (and the bust reads `__module__` of every filter module's global,
+        # `requests` among them, which would load it).
+        if not (
+            first and get_plugins.cache_info().currsize == get_filters.cache_info().currsize == 0
+        ):
+            cache_bust()
         configure_settings_from_baseline({"plugins_used": [{"name": p.__name__} for p in plugins]})
         _configured = True
 

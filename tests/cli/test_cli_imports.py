@@ -13,10 +13,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sessionforest import Forest
+from standin import Reply
 
 # Runs `forest ARGS...` and writes the loaded module names to the file in argv[1].
 RECORD = """\
@@ -212,3 +214,19 @@ def test_find_offers_every_provider() -> None:
     from sessionforest.providers import PROVIDERS
 
     assert PROVIDER_CHOICES == PROVIDERS
+
+
+def test_find_deep_redacts_without_requests(
+    tmp_path: Path, store: tuple[Path, str], provider_standin: Any
+) -> None:
+    # detect-secrets imports `requests` (~100-200 ms) only to verify secrets against
+    # their services; redaction never asks, so a deep find runs its detectors without it.
+    db, _ = store
+    provider_standin.responder = lambda body: Reply(text='{"answer": null}')
+    asked = len(provider_standin.requests)
+    modules, out = run(tmp_path, db, "find", "--deep", "--provider", "anthropic",
+                       "--model", "standin-model", "--json", "the timer thing")  # fmt: skip
+    assert len(provider_standin.requests) > asked, out  # the model was asked
+    assert {"sessionforest.redact", "detect_secrets.plugins.ibm_cloud_iam"} <= modules
+    # `requests` itself is in sys.modules as the stand-in that would load it on first use.
+    assert sorted(m for m in modules if m.startswith(("requests.", "urllib3"))) == []

@@ -1,0 +1,35 @@
+"""The `requests` stand-in detect-secrets is imported with: it becomes the real module
+in place on first use, so code that does use requests sees no difference."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+# In a fresh interpreter: redact (detect-secrets imported behind the stand-in), then use
+# requests the way its own users would.
+SCRIPT = """\
+import sys, types
+from sessionforest.redact import redact
+assert redact("password = hunter2345678").secrets == 1
+stand_in = sys.modules["requests"]
+assert "urllib3" not in sys.modules and "requests.models" not in sys.modules
+import requests
+import detect_secrets.plugins.base as base
+assert requests is stand_in and base.requests is stand_in
+assert requests.Response.__module__ == "requests.models"  # first use: the real import
+assert type(requests) is types.ModuleType and "urllib3" in sys.modules
+from requests.exceptions import RequestException
+assert base.requests.exceptions.RequestException is RequestException
+assert "Session" in dir(requests)
+import detect_secrets.plugins.ibm_cloud_iam as iam
+assert iam.verify_cloud_iam_api_key.__annotations__["return"] == "requests.Response"
+print("ok")
+"""
+
+
+def test_the_stand_in_becomes_requests_on_first_use() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == "ok\n", done.stderr
