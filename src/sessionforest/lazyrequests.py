@@ -19,7 +19,6 @@ import sys
 import threading
 import types
 from collections.abc import Sequence
-from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec, PathFinder, SourceFileLoader
 from typing import Final
 
@@ -76,7 +75,8 @@ class _PostponedLoader(SourceFileLoader):
         return code
 
 
-class _PostponedFinder(MetaPathFinder):
+class _PostponedFinder:
+    # A meta path finder by protocol: importlib.abc would import importlib.resources.
     def find_spec(
         self,
         fullname: str,
