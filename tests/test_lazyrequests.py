@@ -33,3 +33,24 @@ def test_the_stand_in_becomes_requests_on_first_use() -> None:
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False
     )
     assert done.stdout == "ok\n", done.stderr
+
+
+# A submodule imported first runs its package first, as an eager import does.
+SUBMODULE = """\
+import sys
+from sessionforest.redact import redact
+redact("x = 1")
+assert type(sys.modules["multiprocessing"]).__name__ == "_Deferred"
+import multiprocessing.pool
+import multiprocessing
+assert type(multiprocessing).__name__ == "module" and multiprocessing.cpu_count() >= 1
+assert multiprocessing.pool.Pool is multiprocessing.pool.Pool
+print("ok")
+"""
+
+
+def test_a_submodule_import_runs_the_package_first() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SUBMODULE], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == "ok\n", done.stderr

@@ -2,10 +2,11 @@
 
 detect-secrets imports `requests` at the top of its plugin and filter modules but
 uses it only to verify a secret against its service, which redaction never asks
-for. `defer()` puts a stand-in for `requests` into `sys.modules` that becomes the
-real module, in place, on the first use of any name it does not already hold (the
-metadata the import system sets: `__spec__`, `__name__`, `__path__`, ...), or on
-`dir()`. Two plugin modules name `requests.Response` in a return annotation, which
+for (multiprocessing likewise, to scan files in parallel). `defer()` puts a
+stand-in for each into `sys.modules` that becomes the real module, in place, on
+the first use of any name it does not already hold (the metadata the import
+system sets: `__spec__`, `__name__`, `__file__`, ...), on `dir()`, or on the
+import of a submodule. Two plugin modules name `requests.Response` in a return annotation, which
 Python evaluates when the function is defined; `defer()` has them compiled with
 postponed annotations (PEP 563), so the annotation stays a string and nothing else
 in those modules changes.
@@ -22,6 +23,10 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec, PathFinder, SourceFileLoader
 from typing import Final
 
+# What detect-secrets imports at module top and uses only in functions redaction never
+# calls: `requests` to verify a secret with its service, multiprocessing (~10-20 ms) to
+# scan files in parallel.
+DEFERRED: Final = ("requests", "multiprocessing")
 # The detect-secrets modules whose module-level code reads an attribute of `requests`
 # (a return annotation each); tests/cli/test_cli_imports.py fails if another appears.
 ANNOTATED: Final = frozenset({
@@ -55,6 +60,8 @@ def _load(module: types.ModuleType) -> None:
         spec = module.__spec__
         assert spec is not None and spec.loader is not None
         module.__class__ = types.ModuleType
+        if spec.submodule_search_locations is not None:
+            module.__path__ = spec.submodule_search_locations
         try:
             spec.loader.exec_module(module)
         except BaseException:
@@ -96,14 +103,20 @@ _FINDER: Final = _PostponedFinder()
 
 
 def defer() -> None:
-    """Stand in for `requests` (unless it is imported already or not installed) and
-    have the annotated plugin modules compiled with postponed annotations. Call before
-    importing detect_secrets; calling again does nothing."""
-    if "requests" not in sys.modules:
-        spec = importlib.util.find_spec("requests")
+    """Stand in for each of DEFERRED (unless it is imported already or not installed)
+    and have the annotated plugin modules compiled with postponed annotations. Call
+    before importing detect_secrets; calling again does nothing."""
+    for name in DEFERRED:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
             module = importlib.util.module_from_spec(spec)
+            # Without `__path__` a submodule import reads it through __getattr__, so the
+            # package runs first, as an eager import would have it.
+            if spec.submodule_search_locations is not None:
+                del module.__path__
             module.__class__ = _Deferred
-            sys.modules["requests"] = module
+            sys.modules[name] = module
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)

@@ -230,3 +230,4 @@ def test_find_deep_redacts_without_requests(
     assert {"sessionforest.redact", "detect_secrets.plugins.ibm_cloud_iam"} <= modules
     # `requests` itself is in sys.modules as the stand-in that would load it on first use.
     assert sorted(m for m in modules if m.startswith(("requests.", "urllib3"))) == []
+    assert "multiprocessing.context" not in modules
