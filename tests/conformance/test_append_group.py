@@ -18,7 +18,7 @@ def test_a_failing_append_leaves_the_others_committed(forest: Forest) -> None:
             AppendRequest(a, "user.message", TEXT),
             AppendRequest(b, "user.message", {"content": [{"type": "text", "text": 3}]}),
             AppendRequest(b, "user.message", TEXT, expect_head="01elsewhere"),
-            AppendRequest(a[:-1] + "x", "user.message", TEXT),
+            AppendRequest(a[:-1] + ("y" if a.endswith("x") else "x"), "user.message", TEXT),
             AppendRequest(b, "user.message", TEXT, expect_head=None),
             AppendRequest(a, "assistant.message", TEXT),
         ]
