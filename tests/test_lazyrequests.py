@@ -1,5 +1,6 @@
-"""The `requests` stand-in detect-secrets is imported with: it becomes the real module
-in place on first use, so code that does use requests sees no difference."""
+"""The `requests` stand-in detect-secrets is imported with in a process that asked for it
+(`forest find --deep`): it becomes the real module in place on first use, so code that
+does use requests sees no difference; a process that did not ask imports it as usual."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import sys
 # requests the way its own users would.
 SCRIPT = """\
 import sys, types
-from sessionforest.redact import redact
+from sessionforest.redact import defer_unused_imports, redact
+defer_unused_imports()
 assert redact("password = hunter2345678").secrets == 1
 stand_in = sys.modules["requests"]
 assert "urllib3" not in sys.modules and "requests.models" not in sys.modules
@@ -38,7 +40,8 @@ def test_the_stand_in_becomes_requests_on_first_use() -> None:
 # A submodule imported first runs its package first, as an eager import does.
 SUBMODULE = """\
 import sys
-from sessionforest.redact import redact
+from sessionforest.redact import defer_unused_imports, redact
+defer_unused_imports()
 redact("x = 1")
 assert type(sys.modules["multiprocessing"]).__name__ == "_Deferred"
 import multiprocessing.pool
@@ -52,5 +55,23 @@ print("ok")
 def test_a_submodule_import_runs_the_package_first() -> None:
     done = subprocess.run(
         [sys.executable, "-c", SUBMODULE], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == "ok\n", done.stderr
+
+
+# A process that did not ask (a server, a library user's): detect-secrets as it imports.
+EAGER = """\
+import sys, types
+from sessionforest.redact import redact
+assert redact("password = hunter2345678").secrets == 1
+assert type(sys.modules["requests"]) is types.ModuleType and "requests.models" in sys.modules
+assert type(sys.modules["multiprocessing"]) is types.ModuleType
+print("ok")
+"""
+
+
+def test_without_asking_detect_secrets_imports_as_usual() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", EAGER], capture_output=True, text=True, check=False
     )
     assert done.stdout == "ok\n", done.stderr

@@ -103,13 +103,25 @@ def _found(line: str) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+_defer = False
+
+
+def defer_unused_imports() -> None:
+    """For a short-lived process that redacts once (`forest find --deep`): detect-secrets
+    is imported with stand-ins for the `requests` and `multiprocessing` it never uses
+    here (lazyrequests.py, ~100 ms of a call). Other processes (the server, a library
+    user's) import it as usual: the stand-ins are process-wide."""
+    global _defer
+    _defer = True
+
+
 def _configure() -> None:
     """Configure detect-secrets' default settings (every plugin, the default filters)
     once: what `detect_secrets.settings.default_settings()` sets on entering."""
     global _configured
     if not _configured:
         # detect-secrets imports `requests` only to verify secrets, which we never ask.
-        first = "detect_secrets" not in sys.modules
+        first = _defer and "detect_secrets" not in sys.modules
         if first:
             from . import lazyrequests
 

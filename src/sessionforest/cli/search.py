@@ -127,7 +127,9 @@ def find(
     now = _moment(now_text)
     if deep or provider or model:
         from ..providers import ProviderConfig
+        from ..redact import defer_unused_imports
 
+        defer_unused_imports()  # this process redacts once and exits
         cfg = ProviderConfig.resolve(provider, model)
         found = state.forest.deep_search(query, cfg, now=now, limit=limit, harness=harness)
         if as_json:
