@@ -6,8 +6,7 @@ durable store of many sessions with movable heads, on SQLite by default.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import (
     AdapterError,
@@ -62,6 +61,7 @@ from .errors import (
     UnknownTreeNode,
     UnsupportedSchemaVersion,
 )
+from .lazy import exports
 
 # The rest is loaded on first use (PEP 562): `import sessionforest.store.base`, or a
 # command that needs only part of the package, loads nothing it does not use.
@@ -228,14 +228,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # the next lookup is a plain one
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _LAZY, __all__)

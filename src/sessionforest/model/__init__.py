@@ -4,16 +4,16 @@
 `entries` (Entry, Node, Snapshot, visibility, schema versions), `sessions`
 (SessionInfo, statuses, integrity reports), `trees` (workspace and agent
 records) and `imports` (what importers consume and produce). It imports only
-`errors`, `legacy` and `text`, so every layer above may import it. Each name
-is loaded from its module on first use (PEP 562): `forest sessions` needs
+`errors`, `legacy`, `text` and `lazy`, so every layer above may import it. Each
+name is loaded from its module on first use (PEP 562, `lazy.exports`): `forest sessions` needs
 `SessionInfo`, never what importers consume.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import exports
 from ..legacy import CURRENT_SCHEMA_VERSION, LEGACY_KINDS, SUPPORTED_SCHEMA_VERSIONS
 
 _LAZY = {
@@ -134,14 +134,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # the next lookup is a plain one
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _LAZY, __all__)
