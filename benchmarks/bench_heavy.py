@@ -239,7 +239,7 @@ def _first_read(messages: int = 2000, runs: int = 3) -> list[Row]:
     # alone), the store's maintenance thread embeds the 2,000 new entries with the
     # model while both sides are timed (first read 14.6 vs 6.2 ms of process CPU,
     # warm 5.8 vs 2.6 ms, measured 2026-12-03 06:52 UTC at load 4.3).
-    with bench_semantic_off():
+    with harness.index_only():
         got = harness.interleaved(runs, {
             "forest": lambda: peers._forest(texts, "normal"),
             "agents": lambda: peers._agents(texts, False),
@@ -260,20 +260,6 @@ def _first_read(messages: int = 2000, runs: int = 3) -> list[Row]:
             harness.verdict(warm / theirs <= 0.7),
         ),
     ]  # fmt: skip
-
-
-@contextmanager
-def bench_semantic_off() -> Iterator[None]:
-    """The leg off in this process (what run.py does around each workload)."""
-    before = os.environ.get(embedder.SWITCH)
-    os.environ[embedder.SWITCH] = "off"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[embedder.SWITCH]
-        else:
-            os.environ[embedder.SWITCH] = before
 
 
 @contextmanager

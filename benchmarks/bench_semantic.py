@@ -16,7 +16,6 @@ and without the leg on the scaled Bridge stores.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,19 +32,6 @@ NAME = "semantic"
 VAGUE_TARGET, EXACT_TARGET, TIME_TARGET = 10, 15, 10
 LOCOMO_R5_TARGET = 0.95
 WEIGHTS = ((1.0, 1.0), (1.0, 2.0), (1.0, 4.0))
-
-
-@contextmanager
-def semantic_off() -> Iterator[None]:
-    before = os.environ.get(embedder.SWITCH)
-    os.environ[embedder.SWITCH] = "off"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[embedder.SWITCH]
-        else:
-            os.environ[embedder.SWITCH] = before
 
 
 @contextmanager
@@ -96,7 +82,7 @@ def quality(variants: Sequence[tuple[float, float]]) -> dict[str, Any]:
         with weights(pair):
             out[("bridge", pair)] = _bridge_counts(bridge_quality(forest, bridge))
     forest.close()
-    with semantic_off():
+    with harness.index_only():
         plain = Forest.open(path, clock=lambda: bridge.now)
         out[("bridge", None)] = _bridge_counts(bridge_quality(plain, bridge))
         plain.close()
@@ -111,7 +97,7 @@ def quality(variants: Sequence[tuple[float, float]]) -> dict[str, Any]:
         with weights(pair):
             out[("locomo", pair)] = _locomo(forest, locomo)
     forest.close()
-    with semantic_off():
+    with harness.index_only():
         plain = Forest.open(path, clock=lambda: locomo.now)
         out[("locomo", None)] = _locomo(plain, locomo)
         plain.close()
@@ -161,7 +147,7 @@ def _fresh(on: bool, name: str) -> Iterator[Forest]:
     harness.remove_db(path)
     with contextlib.ExitStack() as stack:
         if not on:
-            stack.enter_context(semantic_off())
+            stack.enter_context(harness.index_only())
         forest = Forest.open(path)
     try:
         assert forest.semantic == on
@@ -243,7 +229,7 @@ def _fill_vectors(path: Any, corpus: search_data.BridgeCorpus) -> tuple[int, int
 def _latency(path: Any, corpus: search_data.BridgeCorpus, rounds: int) -> dict[str, list[int]]:
     """T1 times with the leg on and off, interleaved query by query."""
     queries = [q.query for q in corpus.queries] + list(COMMON_QUERIES)
-    with semantic_off():
+    with harness.index_only():
         plain = Forest.open(path)
     leg = Forest.open(path)
     try:

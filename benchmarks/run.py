@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 # Every other workload measures sessionforest as installed without the
                 # [semantic] extra, whether or not this environment has it.
-                with bench_semantic.semantic_off():
+                with harness.index_only():
                     section = WORKLOADS[name](args.quick)
             sections.append(section)
             for row in section.rows:
