@@ -8,9 +8,11 @@ this process or another, and an append that failed is never found.
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -206,7 +208,13 @@ def test_a_path_to_an_unknown_or_foreign_entry_is_refused(forest: Forest) -> Non
         forest.path_to(sid, theirs.id, limit=0)
 
 
-def test_a_head_move_is_not_activity(forest: Forest) -> None:
+def test_a_head_move_is_not_activity(harness: Harness) -> None:
+    # A clock a second further on at each reading: two writes in one millisecond would
+    # tie on the time, and the tie goes to the later id (the newer chat).
+    ticks = itertools.count()
+    forest = harness.fresh(
+        clock=lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=next(ticks))
+    )
     older = forest.create_session("older")
     first = forest.append(older, "user.message", user("one"))
     forest.append(older, "user.message", user("two"))
