@@ -7,6 +7,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+
+def _prints_ok(script: str) -> None:
+    """Run `script` in a fresh interpreter; it prints ok when every assertion held."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == "ok\n", done.stderr
+
+
 # In a fresh interpreter: redact (detect-secrets imported behind the stand-in), then use
 # requests the way its own users would.
 SCRIPT = """\
@@ -31,10 +40,7 @@ print("ok")
 
 
 def test_the_stand_in_becomes_requests_on_first_use() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False
-    )
-    assert done.stdout == "ok\n", done.stderr
+    _prints_ok(SCRIPT)
 
 
 # A submodule imported first runs its package first, as an eager import does.
@@ -53,10 +59,7 @@ print("ok")
 
 
 def test_a_submodule_import_runs_the_package_first() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SUBMODULE], capture_output=True, text=True, check=False
-    )
-    assert done.stdout == "ok\n", done.stderr
+    _prints_ok(SUBMODULE)
 
 
 # A process that did not ask (a server, a library user's): detect-secrets as it imports.
@@ -71,7 +74,4 @@ print("ok")
 
 
 def test_without_asking_detect_secrets_imports_as_usual() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", EAGER], capture_output=True, text=True, check=False
-    )
-    assert done.stdout == "ok\n", done.stderr
+    _prints_ok(EAGER)
