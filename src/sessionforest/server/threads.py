@@ -200,24 +200,35 @@ class Writer:
                 self._group = None
             items = list(group.items)
             stamps = dict(group.stamps)
-        with self._guard():
-            try:
-                with self.forest.stamped(stamps):
-                    outcomes: list[Entry | ForestError] = self.forest.append_group(
-                        [r for r, _ in items]
-                    )
-            except BaseException as exc:  # a store error: nothing of the group was written
+        answered = False
+        try:
+            with self._guard():
+                try:
+                    with self.forest.stamped(stamps):
+                        outcomes: list[Entry | ForestError] = self.forest.append_group(
+                            [r for r, _ in items]
+                        )
+                except BaseException as exc:  # a store error: nothing of the group was written
+                    answered = True
+                    loop.call_soon_threadsafe(_settle, [(future, exc) for _, future in items])
+                    return
+                # Answered before anything else can fail: what is committed is each
+                # caller's answer even if reporting the change then raises.
+                answered = True
+                loop.call_soon_threadsafe(
+                    _settle, [(future, o) for (_, future), o in zip(items, outcomes, strict=True)]
+                )
+                changes = []
+                for outcome in outcomes:
+                    if isinstance(outcome, Entry):
+                        changes.append(appended([outcome], self.statuses.get(outcome.session_id)))
+                if changes:
+                    self._on_commit(changes)
+        except BaseException as exc:
+            # The guard itself failed, before the group was tried: no caller may wait forever.
+            if not answered:
                 loop.call_soon_threadsafe(_settle, [(future, exc) for _, future in items])
-                return
-            changes = []
-            for outcome in outcomes:
-                if isinstance(outcome, Entry):
-                    changes.append(appended([outcome], self.statuses.get(outcome.session_id)))
-            loop.call_soon_threadsafe(
-                _settle, [(future, o) for (_, future), o in zip(items, outcomes, strict=True)]
-            )
-            if changes:
-                self._on_commit(changes)
+            raise
 
     def _commit(self, fn: Callable[[Call], T], call: Call, stamps: Stamped) -> T:
         with self._guard():
