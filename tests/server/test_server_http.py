@@ -1,6 +1,6 @@
 """The HTTP path of `POST /rpc` (app.py's endpoint, connections.Joined): each answer
 leaves in one write with its security headers, a 100 Continue is not held back,
-any other method on /rpc is not an endpoint (Starlette's routing answers it)."""
+any other method on /rpc is answered 405, with the headers every answer has."""
 
 from __future__ import annotations
 
@@ -72,5 +72,15 @@ def test_a_100_continue_is_sent_before_the_body_is(server: Running) -> None:
 
 
 def test_other_methods_on_rpc_run_nothing(server: Running) -> None:
-    answer = httpx.get(server.url + "/rpc", timeout=30)
-    assert answer.status_code == 404 and answer.headers["x-frame-options"] == "DENY"
+    for method in ("GET", "PUT", "DELETE"):
+        answer = httpx.request(method, server.url + "/rpc", timeout=30)
+        assert answer.status_code == 405, method
+        assert answer.headers["allow"] == "POST" and answer.headers["x-frame-options"] == "DENY"
+        assert "POST /rpc" in answer.text
+    # Nothing ran: the store has no session, as the server started.
+    listed = httpx.post(
+        server.url + "/rpc",
+        json={"jsonrpc": "2.0", "method": "sessions/list", "id": 1},
+        timeout=30,
+    )
+    assert listed.json()["result"]["total"] == 0

@@ -1,7 +1,7 @@
 """The HTTP and WebSocket transports: a Starlette app behind the Guard middleware.
 
     POST /rpc    one JSON-RPC message (or batch) per request; 204 when it held
-                 only notifications
+                 only notifications; any other method on /rpc: 405 (Allow: POST)
     GET  /ws     JSON-RPC in both directions, one message per WebSocket text
                  frame; subscriptions push `sessions/changed` here
     GET  /healthz  {"ok": true, ...}
@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -102,8 +102,8 @@ def build_app(server: Server) -> ASGIApp:
 
 
 class _Front:
-    """The app: `POST /rpc` goes straight to its endpoint, everything else (and any
-    other method on /rpc: 405) through Starlette's routing. Starlette's layers
+    """The app: `POST /rpc` goes straight to its endpoint, any other method on /rpc is
+    answered 405 here, everything else goes through Starlette's routing. Starlette's layers
     (error and exception middleware, the router, Request and Response objects)
     cost about as much as the JSON-RPC dispatch of an append (measured:
     docs/benchmarks.md, the JSON-RPC server)."""
@@ -113,10 +113,20 @@ class _Front:
         self.rpc = rpc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/rpc":
-            await self.rpc(scope, receive, send)
+        if scope["type"] == "http" and scope["path"] == "/rpc":
+            if scope["method"] == "POST":
+                await self.rpc(scope, receive, send)
+            else:  # the UI's mount at / would answer 404, as if there were no endpoint
+                await _NOT_POST(scope, receive, send)
         else:
             await self.app(scope, receive, send)
+
+
+_NOT_POST = PlainTextResponse(
+    "405 Method Not Allowed: JSON-RPC is POST /rpc (or a WebSocket at /ws)\n",
+    status_code=405,
+    headers={"Allow": "POST"},
+)
 
 
 class _Rpc:
