@@ -67,3 +67,27 @@ def test_a_chatgpt_conversation_without_times_takes_the_mtime(
     [chat] = forest.import_chats("chatgpt", path).chats
     assert forest.session(chat.session_id).created_at == AT
     assert {e.created_at for e in forest.entries(chat.session_id)} == {AT}
+
+
+def test_a_claude_code_file_of_only_snapshots_is_dated_by_its_first_snapshot(
+    forest: Forest, tmp_path: Path
+) -> None:
+    # A real chat that never got a turn: four file-history snapshots, each with its
+    # time inside `snapshot`, none at the top level. It is dated when it ran, not when
+    # the file was last copied.
+    real = DATA / "claude-code/real_projects/-experiments-ideas"
+    source = real / "a95fea4a-b88a-4e49-ac07-4cc323d8700c.jsonl"
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    assert all("timestamp" not in r and r["type"] == "file-history-snapshot" for r in records)
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes())
+    os.utime(path, (MTIME, MTIME))
+    [chat] = forest.import_chats("claude-code", path).chats
+    first = records[0]["snapshot"]["timestamp"]  # 2026-02-16T18:47:50.736Z
+    assert forest.session(chat.session_id).created_at == first
+    # Its entries take the chat's time, as every record without a `timestamp` does: a
+    # store that dated this chat by its mtime before keeps its entries as they are.
+    assert {e.created_at for e in forest.entries(chat.session_id)} == {first}
+    os.utime(path, (MTIME + 60, MTIME + 60))
+    again = forest.import_chats("claude-code", path)
+    assert again.ok and again.unchanged == len(records)

@@ -61,12 +61,21 @@ def _peek(path: Path) -> _Peek:
                 continue
             if not isinstance(obj, dict):
                 continue
-            found.created_at = found.created_at or iso_time(obj.get("timestamp"))
+            found.created_at = found.created_at or _record_time(obj)
             if isinstance(obj.get("cwd"), str) and found.cwd is None:
                 found.cwd = obj["cwd"]
             if isinstance(obj.get("sessionId"), str) and obj.get("uuid") and not found.session_id:
                 found.session_id = obj["sessionId"]
     return found
+
+
+def _record_time(obj: dict[str, Any]) -> str | None:
+    """A record's own time: `timestamp`, or a file-history snapshot's (a file holding
+    only snapshots, a chat that never got a turn, is still dated when it ran)."""
+    snapshot = obj.get("snapshot")
+    return iso_time(obj.get("timestamp")) or (
+        iso_time(snapshot.get("timestamp")) if isinstance(snapshot, dict) else None
+    )
 
 
 def _agent_parent(path: Path) -> str | None:
@@ -180,9 +189,10 @@ def _chat(
     )
     bad = run.bad
     with run.bulk.bulk_chat(spec, path) as writer, path.open("rb") as handle:
-        # A file that states no time: its entries take the chat's, which the
-        # first import took from the file's mtime and later imports keep.
-        thread = _Thread(writer, ids, notes, peek.created_at or writer.created_at)
+        # A record that states no time takes the chat's: what the first import took
+        # from the file's first dated line (or its first snapshot's time, or else its
+        # mtime) and later imports keep, so an entry a store already holds keeps its time.
+        thread = _Thread(writer, ids, notes, writer.created_at)
         reader = Lines(handle, progress, start=start.mark if start else None)
         if start is not None:
             handle.seek(start.mark.offset)
