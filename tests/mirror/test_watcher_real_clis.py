@@ -104,7 +104,13 @@ def test_a_real_gemini_cli_chat_grows_and_a_compressed_one_is_a_compaction_not_a
         # A turn whose first answer says the prompt filled most of the model's window:
         # the CLI compresses the history before its next request (the summary is the
         # stand-in's side answer) and rewrites it with `$set`.
-        (chat,) = [p for p in cli.transcripts() if p.suffix == ".jsonl"]
+        # The file holding the turns: a resume in a later minute also writes a stray
+        # file of that minute holding no turn (gemini.session_key), so pick by content.
+        (chat,) = [
+            p
+            for p in cli.transcripts()
+            if p.suffix == ".jsonl" and b"the first question for gemini" in p.read_bytes()
+        ]
         size = chat.stat().st_size
         cli.script(
             Reply(text="a long one", tools=[cli.shell("echo hi")], input_tokens=900_000),
