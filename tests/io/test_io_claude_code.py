@@ -155,6 +155,30 @@ def test_subagent_files_become_hidden_workers_under_their_chat(forest: Forest, r
     assert len(forest.agent_children(orchestrator.id)) == 6
 
 
+def test_a_subagent_file_without_meta_is_titled_by_its_parent_task_call(
+    forest: Forest, raw: Raw, tmp_path: Path
+) -> None:
+    # Claude Code 2.0 wrote no .meta.json; this real subagent file starts with the
+    # agent's own reply (no prompt line), so only the parent's Task call names it.
+    project = CLAUDE / "real_projects/-src-deep-manifest"
+    agent = project / "agent-c8d9b115.jsonl"
+    parent = project / "a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"
+    forest.import_chats("claude-code", project)
+    [info] = raw.chats_from(forest, agent)
+    assert info.visibility == "hidden"
+    assert info.title == "Explore ZIP processing implementation"
+    # Without the parent file there is nothing to read it from: untitled, no error.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / agent.name).write_bytes(agent.read_bytes())
+    with Forest.open(tmp_path / "alone.db") as other:
+        report = other.import_chats("claude-code", alone)
+        assert report.ok
+        [chat] = other.sessions(include_hidden=True)
+        assert chat.title == ""
+    assert parent.is_file()
+
+
 def test_sidechain_records_in_a_session_file_become_a_linked_worker(
     forest: Forest, raw: Raw
 ) -> None:

@@ -7,6 +7,7 @@ the agent tree. Record -> entry mapping lives in `claude_code_map.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,9 @@ def _worker(
     """Write a worker chat, then link it under its parent chat in the agent tree."""
     meta = _meta(path)
     title = one_line(str(meta.get("description") or ""))
+    if not title and start is None and which == ALL:
+        # No .meta.json (Claude Code before 2.1): the parent's Task call describes it.
+        title = one_line(_task_description(path, peek.session_id) or "")
     written = _chat(run, path, peek, source_id, which, progress, notes, start, title)
     policy: dict[str, Any] = {"imported_from": FORMAT, "source_id": source_id}
     if isinstance(meta.get("agentType"), str):
@@ -254,6 +258,80 @@ def _meta(path: Path) -> dict[str, Any]:
     except (OSError, orjson.JSONDecodeError):
         return {}
     return found if isinstance(found, dict) else {}
+
+
+# The parent file is searched for a worker's Task call only up to this size.
+TASK_SCAN_BYTES = 64 * 1024 * 1024
+
+
+def _task_description(path: Path, session_id: str | None) -> str | None:
+    """The `description` of the Task call that started the subagent file `path`, read
+    from its parent session's file: the result line names the agent (`toolUseResult`'s
+    `agentId`) and the call's id, the call holds the description. None when the parent
+    file, the agent's result or the call is not there (it is looked for once, when the
+    worker is first imported)."""
+    agent = path.stem.removeprefix("agent-")
+    if path.parent.name == "subagents":  # <project>/<session>/subagents/agent-*.jsonl
+        parent = path.parent.parent.with_suffix(".jsonl")
+    elif session_id:
+        parent = path.parent / f"{session_id}.jsonl"
+    else:
+        return None
+    try:
+        if parent.is_symlink() or not parent.is_file() or parent.stat().st_size > TASK_SCAN_BYTES:
+            return None
+        data = parent.read_bytes()
+    except OSError:
+        return None
+    call = _agent_call(data, agent)
+    return _call_description(data, call) if call else None
+
+
+def _lines_holding(data: bytes, needle: bytes) -> Iterator[dict[str, Any]]:
+    """The records of `data` (JSON lines) whose line holds `needle`."""
+    at = data.find(needle)
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end == -1 else end
+        try:
+            obj = orjson.loads(data[start:end])
+        except orjson.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            yield obj
+        at = data.find(needle, end)
+
+
+def _content(obj: dict[str, Any]) -> Any:
+    message = obj.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
+def _agent_call(data: bytes, agent: str) -> str | None:
+    """The id of the Task call whose result names `agent`."""
+    for obj in _lines_holding(data, agent.encode()):
+        result = obj.get("toolUseResult")
+        content = _content(obj)
+        if not (isinstance(result, dict) and result.get("agentId") == agent):
+            continue
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and isinstance(block.get("tool_use_id"), str):
+                return str(block["tool_use_id"])
+    return None
+
+
+def _call_description(data: bytes, call: str) -> str | None:
+    for obj in _lines_holding(data, call.encode()):
+        content = _content(obj)
+        for block in content if isinstance(content, list) else []:
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                continue
+            given = block.get("input")
+            if block.get("id") == call and isinstance(given, dict):
+                text = given.get("description")
+                return text if isinstance(text, str) and text.strip() else None
+    return None
 
 
 class _Thread:
