@@ -8,7 +8,9 @@ reader connection, so reads never wait for a writer beyond WAL's rules and see
 one consistent snapshot for as long as the block lasts. A thread inside
 `write()` or `read()` that reads again gets the connection it already holds
 (one snapshot; and its own uncommitted writes). Connections are never used by
-two threads at once; a read-only store has readers only.
+two threads at once; a read-only store has readers only. The process's first
+brief read (`read(brief=True)`) runs on the writer when no write holds it: a
+process that reads once never opens a reader, which parses the whole schema.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Database:
         self._pool_lock = threading.Lock()
         self._local = threading.local()
         self._closed = False
+        self._lent = False  # whether the first brief read has been given (`_lend`)
         self._trace: Callable[[str], object] | None = None
         # Write transactions begun on the writer, and the number of the last one that
         # committed: what a cache of committed state compares to know that nothing
@@ -80,17 +83,22 @@ class Database:
         return _Write(self)
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction (one snapshot) on a pooled reader, or the one this thread holds."""
+    def read(self, *, brief: bool = False) -> Iterator[sqlite3.Connection]:
+        """A read transaction (one snapshot) on a pooled reader, or the one this thread holds.
+
+        `brief`: the block reads a bounded amount and returns (no generator suspends
+        inside it); the first such read of the process may run on the writer (`_lend`).
+        """
         held = self.held()
         if held is not None:
             yield held
             return
-        conn = self._take()
+        lent = self._lend() if brief else None
+        conn = lent if lent is not None else self._take()
         try:
             conn.execute("BEGIN")
         except sqlite3.Error as exc:
-            self._give(conn)
+            self._back(conn, lent)
             raise driver_error(self.path, exc, readonly=self.readonly_why) from exc
         self._local.conn = conn
         try:
@@ -100,6 +108,32 @@ class Database:
         finally:
             self._local.conn = None
             rollback(conn)  # a read transaction has nothing to keep
+            self._back(conn, lent)
+
+    def _lend(self) -> sqlite3.Connection | None:
+        """The writer, its lock taken, for the process's first brief read; None: a reader.
+
+        A new connection parses the whole schema before its first statement (with
+        connecting, about 8.7 M instructions: docs/benchmarks.md, section 13), so an
+        agent process that opens the store, loads its history once and appends would
+        pay for a reader it uses once. Only the first brief read is lent, and only if
+        no write holds the lock at that moment (it does not wait): a write of another
+        thread then waits behind that one bounded read, once per process; every later
+        read takes a pooled reader, as before."""
+        if self._lent or self._writer is None:
+            return None
+        with self._pool_lock:
+            if self._lent or self._closed:
+                return None
+            self._lent = True
+        if not self.write_lock.acquire(blocking=False):
+            return None
+        return self._writer
+
+    def _back(self, conn: sqlite3.Connection, lent: sqlite3.Connection | None) -> None:
+        if lent is not None:
+            self.write_lock.release()
+        else:
             self._give(conn)
 
     def _take(self) -> sqlite3.Connection:

@@ -275,7 +275,9 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         return reading.entry_of(row)
 
     def active_path(self, session_id: str, limit: int | None = None) -> list[Entry]:
-        with self._db.read() as conn:
+        # Brief (database.Database._lend): an agent process's history load is
+        # often its only read.
+        with self._db.read(brief=True) as conn:
             _, head, tip, length = self._head_state(conn, session_id)
             if head is not None and tip == head and length:
                 # Materialised (paths.py): ordered ranges, checked link by link; a
