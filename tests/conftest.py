@@ -29,6 +29,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[LEFT_OUT] = []
 
 
+# FOREST_SEMANTIC as the run was started with (None: unset), for the `semantic` tests.
+_SEMANTIC_AS_STARTED = os.environ.get("FOREST_SEMANTIC")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _lexical_fixtures() -> Iterator[None]:
+    """The leg off for fixtures of every scope too: a module's store (the Bridge eval's,
+    the fuzz store) is made before any test's own fixtures run, and made with the leg it
+    embedded every entry it wrote and searched with vectors, which those tests do not
+    test. The CLI processes a fixture starts inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FOREST_SEMANTIC", "off")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _lexical_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite tests the search funnel as it runs without the [semantic] extra
@@ -36,6 +51,10 @@ def _lexical_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     run with the leg, which scripts/test installs."""
     if request.node.get_closest_marker("semantic") is None:
         monkeypatch.setenv("FOREST_SEMANTIC", "off")
+    elif _SEMANTIC_AS_STARTED is None:
+        monkeypatch.delenv("FOREST_SEMANTIC", raising=False)
+    else:
+        monkeypatch.setenv("FOREST_SEMANTIC", _SEMANTIC_AS_STARTED)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
