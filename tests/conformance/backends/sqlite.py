@@ -8,10 +8,14 @@ writer keeps its batch sizes; when those move, only this file changes.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
+import os
 import queue
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
@@ -107,6 +111,34 @@ def _attributes(obj: object) -> list[str]:
     return names
 
 
+# A store every migration has run on, made by `Forest.open` itself once per process
+# (and per migration list: a test may patch in a subset); `fresh` copies it. Migrating
+# is ~30 commits, each fsynced (the file is in WAL only once every migration ran):
+# most of a short test's time. The migrations themselves still run wherever a test
+# opens a path of its own (tests/store/sqlite/test_migrations.py, the CLI's --db).
+_templates: dict[tuple[int, tuple[str, ...]], str] = {}
+
+
+def _migrated_template() -> str:
+    from sessionforest.store.sqlite import migrations
+
+    key = (os.getpid(), migrations.released_names())
+    if key not in _templates:
+        folder = tempfile.mkdtemp(prefix="forest-template-")
+        atexit.register(_remove, folder, key[0])
+        path = os.path.join(folder, "template.db")
+        Forest.open(path).close()  # closing checkpoints the WAL into the file
+        if any(os.path.exists(path + s) for s in ("-wal", "-shm")):
+            raise RuntimeError(f"{path}: the template store left a WAL behind")
+        _templates[key] = path
+    return _templates[key]
+
+
+def _remove(folder: str, owner: int) -> None:
+    if os.getpid() == owner:  # not a forked child's exit
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class SQLiteHarness(Harness):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,6 +147,14 @@ class SQLiteHarness(Harness):
     def new_location(self) -> str:
         self._made += 1
         return str(self.workdir / f"store-{self._made}.db")
+
+    def fresh(self, **options: Any) -> Forest:
+        """A new, empty store: a copy of the migrated template (read-only or
+        create=False options open a location with no file, as they ask)."""
+        location = self.new_location()
+        if not options.get("readonly") and options.get("create", True):
+            shutil.copyfile(_migrated_template(), location)
+        return self.open(location, **options)
 
     @contextmanager
     def _conn(self, forest: Forest) -> Iterator[sqlite3.Connection]:
