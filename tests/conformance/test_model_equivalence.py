@@ -1,7 +1,9 @@
 """The durable forest and the in-memory Session agree on every tree operation.
 
 Hypothesis drives the same random append/seek/checkpoint programs through both;
-the Session is the reference model (a port of the Rust tree).
+the Session is the reference model (a port of the Rust tree). Each program runs
+in a session of its own in one store per test (a store per program spent most
+of the time migrating), so every check also holds beside the earlier sessions.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.backends import Harness
-from sessionforest import Session
+from sessionforest import Forest, Session
 
 Op = tuple[str, Any]
 ops = st.lists(
@@ -30,33 +31,32 @@ ops = st.lists(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(program=ops)
-def test_forest_matches_the_session_model(harness: Harness, program: list[Op]) -> None:
+def test_forest_matches_the_session_model(forest: Forest, program: list[Op]) -> None:
     model = Session()
     ids: dict[str, str] = {}  # model id -> forest id
-    with harness.fresh() as forest:
-        sid = forest.create_session()
-        for op, arg in program:
-            if op == "append":
-                message = {"content": [{"type": "text", "text": arg}]}
-                ids[model.append(message)] = forest.append(sid, "user.message", message).id
-            elif op == "seek" and len(model):
-                target = model.entries()[arg % len(model)].id
-                model.seek(target)
-                forest.move_head(sid, ids[target])
-            elif op == "checkpoint" and model.head is not None:
-                # The model labels its head; the forest records a checkpoint entry
-                # under the head. Mirror that as an extra model entry so the trees align.
-                entry = forest.checkpoint(sid, arg)
-                ids[model.append({"checkpoint": arg})] = entry.id
-                model.checkpoint(arg)
-            elif op == "seek_checkpoint":
-                labelled = [e for e in model.entries() if e.label == arg]
-                if labelled:
-                    model.seek_checkpoint(arg)
-                    assert forest.seek_checkpoint(sid, arg).id == ids[model.head or ""]
-        assert [ids[i] for i in model.path_ids()] == [e.id for e in forest.active_path(sid)]
-        assert [ids[i] for i in model.branch_tips()] == [e.id for e in forest.tips(sid)]
-        assert forest.head(sid) == (ids[model.head] if model.head else None)
-        entries = forest.entries(sid)
-        assert [e.sequence for e in entries] == list(range(1, len(model) + 1))
-        assert forest.check().ok
+    sid = forest.create_session()
+    for op, arg in program:
+        if op == "append":
+            message = {"content": [{"type": "text", "text": arg}]}
+            ids[model.append(message)] = forest.append(sid, "user.message", message).id
+        elif op == "seek" and len(model):
+            target = model.entries()[arg % len(model)].id
+            model.seek(target)
+            forest.move_head(sid, ids[target])
+        elif op == "checkpoint" and model.head is not None:
+            # The model labels its head; the forest records a checkpoint entry
+            # under the head. Mirror that as an extra model entry so the trees align.
+            entry = forest.checkpoint(sid, arg)
+            ids[model.append({"checkpoint": arg})] = entry.id
+            model.checkpoint(arg)
+        elif op == "seek_checkpoint":
+            labelled = [e for e in model.entries() if e.label == arg]
+            if labelled:
+                model.seek_checkpoint(arg)
+                assert forest.seek_checkpoint(sid, arg).id == ids[model.head or ""]
+    assert [ids[i] for i in model.path_ids()] == [e.id for e in forest.active_path(sid)]
+    assert [ids[i] for i in model.branch_tips()] == [e.id for e in forest.tips(sid)]
+    assert forest.head(sid) == (ids[model.head] if model.head else None)
+    entries = forest.entries(sid)
+    assert [e.sequence for e in entries] == list(range(1, len(model) + 1))
+    assert forest.check().ok
