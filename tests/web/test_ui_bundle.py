@@ -44,9 +44,3 @@ def test_the_shipped_bundle_is_what_web_builds(tmp_path: Path) -> None:
     assert sorted(built) == sorted(shipped), "run `npm --prefix web run build` and commit"
     for name, content in built.items():
         assert shipped[name] == content, f"{name} differs: run `npm --prefix web run build`"
-
-
-def test_the_component_unit_tests_pass() -> None:
-    done = subprocess.run(["npx", "vitest", "run"], cwd=WEB, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "passed" in done.stdout
