@@ -218,6 +218,23 @@ def snippet(
     return "".join(out)
 
 
+def asked(fields: str | Sequence[str], wanted: Sequence[Wanted]) -> list[str]:
+    """The words `snippet` of these fields may ask its stemmer about (lower-cased,
+    each once; a superset: the tokens a window's edge cuts are in it), so that a
+    backend whose stemmer costs a round trip stems every hit's words at once."""
+    texts = [fields] if isinstance(fields, str) else list(fields)
+    wanted = [w for w in wanted if w.stems and w.stems[0]]
+    firsts = frozenset(_fold(s[0]) for w in wanted for s in w.stems if s)
+    found: dict[str, None] = {}
+    for text in texts if wanted else ():
+        for lo, hi in _windows(text, wanted) if text else ():
+            for m in TOKEN.finditer(text, lo, hi):
+                word = m.group().lower()
+                if _fold(word[0]) in firsts:
+                    found[word] = None
+    return list(found)
+
+
 def head(text: str, width: int) -> str:
     """The text's first `width` words, unmarked (a field that matched nothing visible)."""
     tokens = list(_first_tokens(text, width + 1))

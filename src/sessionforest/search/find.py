@@ -20,14 +20,13 @@ from .retrieve import (
     DIGEST_ROWS,
     Candidate,
     Filters,
-    contains,
     hits,
     lexical_order,
     meaning_only,
     recent,
     retrieve,
 )
-from .terms import Vocabulary, choose_terms, exclusions, typed_line
+from .terms import MAX_WORDS, Vocabulary, choose_terms, exclusions, typed_line
 
 
 def search_chats(
@@ -84,6 +83,14 @@ def _about(index: SearchIndex, top: Candidate, terms: Sequence[Term]) -> bool:
     return top.key in held
 
 
+def _misses(index: SearchIndex, top: Candidate | None, extra: Sequence[Term]) -> tuple[str, ...]:
+    """The dropped words the top chat holds nowhere (its probes asked at once)."""
+    if top is None or not extra:
+        return ()
+    held = index.contains_each([(top.key, t) for t in extra])
+    return tuple(t.label for t, holds in zip(extra, held, strict=True) if not holds)
+
+
 def _find(
     index: SearchIndex,
     query: str,
@@ -96,14 +103,17 @@ def _find(
     parsed = parse_query(query, now, known)
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
     vocab = Vocabulary(index)
+    # The typed text as the line it may be (an error, a command): not when part
+    # of it is a time phrase or an exclusion, which no line holds.
+    typed = query.replace('"', " ") if parsed.window is None and not parsed.excluded else None
+    # Every text the choice of terms and the line tokenize, asked of the index at once.
+    vocab.learn(
+        [*parsed.excluded, *parsed.phrases, *parsed.words[:MAX_WORDS], *([typed] if typed else [])]
+    )
     excluded = exclusions(vocab, parsed.excluded)
     filters = Filters(parsed.window, frozenset(wanted), excluded)
     choice = choose_terms(vocab, parsed.phrases, parsed.words)
-    # The typed text as the line it may be (an error, a command): not when part
-    # of it is a time phrase or an exclusion, which no line holds.
-    line = None
-    if choice.kept and parsed.window is None and not parsed.excluded:
-        line = typed_line(vocab, query.replace('"', " "), choice.kept)
+    line = typed_line(vocab, typed, choice.kept) if typed is not None and choice.kept else None
     mode = "none"
     core: list[Candidate] = []  # what the gate judges: the query's own chats
     chats: list[Candidate] = []  # what is listed: `core`, then any top-up
@@ -165,9 +175,7 @@ def _find(
         choice,
         judged[0] if judged else None,
         judged[1] if len(judged) > 1 else None,
-        top_misses_dropped=tuple(
-            t.label for t in choice.extra if top and not contains(index, top, t)
-        ),
+        top_misses_dropped=_misses(index, top, choice.extra),
         only_hit_holds=top is not None and (mode != "or" or top.and_match),
         outside_window=parsed.window.phrase if outside and not chats and parsed.window else None,
         rivals=tuple(judged[2:]),

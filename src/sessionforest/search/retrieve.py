@@ -217,7 +217,8 @@ def _without_excluded(
             break
         substring_digests = term.spaceless.digest_df if term.spaceless is not None else 0
         if term.entries + term.digest_df + substring_digests > EVIDENCE_BUDGET:
-            chats = {n: c for n, c in chats.items() if not contains(index, c, term)}
+            held = index.contains_each([(n, term) for n in chats])
+            chats = {n: c for (n, c), h in zip(chats.items(), held, strict=True) if not h}
             continue
         holding = set(index.entry_counts(term, EVIDENCE_BUDGET))
         holding.update(
@@ -414,12 +415,13 @@ def _collect(
 
 
 def _mark_line(index: SearchIndex, line: Term, chats: Sequence[Candidate]) -> None:
-    """Mark the chats holding the typed line (`line_match`): a few are probed one by
-    one (a seek into each chat's rows), more are read from one phrase query of the
-    newest entries and digests holding it."""
+    """Mark the chats holding the typed line (`line_match`): a few are probed (a
+    seek into each chat's rows, the probes asked together), more are read from
+    one phrase query of the newest entries and digests holding it."""
     if len(chats) <= LINE_PROBES:
-        for chat in chats:
-            chat.line_match = contains(index, chat, line)
+        holding = index.contains_each([(chat.key, line) for chat in chats])
+        for chat, holds in zip(chats, holding, strict=True):
+            chat.line_match = holds
         return
     by_key = {c.key: c for c in chats}
     held = {
@@ -431,14 +433,12 @@ def _mark_line(index: SearchIndex, line: Term, chats: Sequence[Candidate]) -> No
         by_key[key].line_match = True
 
 
-def contains(index: SearchIndex, chat: Candidate, term: Term) -> bool:
-    """Whether any entry of the chat, or its digest, holds `term`."""
-    return index.contains(chat.key, term)
-
-
-def _probe(index: SearchIndex, chat: Candidate, terms: Sequence[Term]) -> None:
-    for i, term in enumerate(terms):
-        if i not in chat.covered and contains(index, chat, term):
+def _probe(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) -> None:
+    """Mark in each chat's `covered` the terms it holds, all probes asked at once."""
+    wanted = [(chat, i) for chat in chats for i in range(len(terms)) if i not in chat.covered]
+    held = index.contains_each([(chat.key, terms[i]) for chat, i in wanted])
+    for (chat, i), holds in zip(wanted, held, strict=True):
+        if holds:
             chat.covered.add(i)
 
 
@@ -504,10 +504,10 @@ def _ranked(
     the terms their entries hold)."""
     ranked = sorted(chats.values(), key=lambda c: _base_score(c, now), reverse=True)
     checkpoint()
-    for position, chat in enumerate(ranked):
+    if mode == "or":
+        _probe(index, ranked[: max(shown, PROBED_CHATS)], terms)
+    for chat in ranked:
         chat.score = _base_score(chat, now)
-        if mode == "or" and position < max(shown, PROBED_CHATS):
-            _probe(index, chat, terms)
         if len(terms) > 1 and len(chat.covered) == len(terms):
             chat.score += COVER_BONUS
         if mode == "or" and chat.and_match:
@@ -645,15 +645,12 @@ def meaning_only(
 
 
 def hits(index: SearchIndex, chats: Sequence[Candidate], terms: Sequence[Term]) -> list[ChatHit]:
-    """Chat hits with snippets (one snippet per returned chat)."""
-    out = []
-    for c in chats:
-        checkpoint()  # a search whose client went away stops between snippets
-        snippet = index.snippet(c.key, c.best_entry, terms) if terms else ""
-        # The entry the snippet shows, where the chat opens (none: only the digest matched).
-        landing = index.landing(c.best_entry) if c.best_entry is not None else None
-        out.append(_hit(c, terms, snippet, landing))
-    return out
+    """Chat hits with snippets (one snippet per returned chat) and the entry each
+    snippet shows, where the chat opens (none: only the digest matched)."""
+    shown = index.shown([(c.key, c.best_entry) for c in chats], terms) if chats else []
+    return [
+        _hit(c, terms, snippet, landing) for c, (snippet, landing) in zip(chats, shown, strict=True)
+    ]
 
 
 def recent(index: SearchIndex, filters: Filters) -> list[Candidate]:

@@ -51,9 +51,19 @@ class Vocabulary:
     def __init__(self, index: SearchIndex) -> None:
         self._index = index
         self._df: dict[str, tuple[int, int]] = {}
+        self._tokens: dict[str, tuple[str, ...]] = {}
+
+    def learn(self, texts: Sequence[str]) -> None:
+        """Tokenize these texts now, in one call of the index (one round trip on a
+        server): a search names up front every text it will ask `tokens` about."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
+        if new:
+            self._tokens.update(zip(new, self._index.tokens(new), strict=True))
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
-        return self._index.tokens(texts)
+        """The index's stems of each text (memoised for the search)."""
+        self.learn(texts)
+        return [self._tokens[t] for t in texts]
 
     def df(self, token: str) -> tuple[int, int]:
         """(entries, digests) containing the stem `token`."""

@@ -190,6 +190,11 @@ class SearchIndex(Protocol):
         """Whether any entry of the chat, or its digest, holds `term`."""
         ...
 
+    def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
+        """`contains` of each (chat, term) pair, in order: the funnel asks for a
+        search's probes together, which a server backend answers in one round trip."""
+        ...
+
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
         """The findable chats among `keys`: top-level ones and a harness's imported
         subagent chats (`ChatRow.worker`); quarantined ones and the hidden chats
@@ -210,6 +215,14 @@ class SearchIndex(Protocol):
 
     def landing(self, entry: EntryKey) -> Landing | None:
         """The id, sequence and active-branch membership of `entry` (None: not stored)."""
+        ...
+
+    def shown(
+        self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
+    ) -> list[tuple[str, Landing | None]]:
+        """Per hit (a chat, and the entry its snippet comes from), in order: its
+        `snippet` ("" when there are no terms) and the `landing` of its entry (None
+        without one), for every listed hit at once (one round trip on a server)."""
         ...
 
     def session(self, session_id: str) -> SessionIndex | None:

@@ -6,6 +6,9 @@ reaches a tsquery only through `query` (stems quoted as lexemes, never
 syntax). Document frequencies come from the search_terms and digest_terms
 tables the index triggers keep (store/postgres/schema.py); text of scripts
 written without spaces is found as a substring (pg_trgm) where it may occur.
+What the funnel asks item by item elsewhere is one statement here: a round trip
+to the server costs more than a probe (`tokens` with the stems' frequencies,
+`contains_each`, `shown`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from ...scripts import excerpt, spaceless
 from ..base import ChatKey, ChatRow, EntryKey, EntryRow, Landing, Spaceless, Term
 from ..base.search import then_missing
 from ..sql.visibility import FINDABLE, LISTED
+from . import shown as show
 from .schema import TEXT_CONFIG, WORDS_OF
+from .shown import needle as _needle
+from .shown import wanted_of
 
 SESSION_SHIFT: Final = 32
 SEQUENCE_MASK: Final = (1 << SESSION_SHIFT) - 1
@@ -49,10 +55,30 @@ SELECT t.n, coalesce((SELECT array_agg(lexeme ORDER BY pos) FROM
      FROM unnest(to_tsvector('{TEXT_CONFIG}', {WORDS_OF.format(text="t.text")})) v) x), '{{}}')
 FROM unnest(%s::text[]) WITH ORDINALITY AS t(text, n) ORDER BY t.n
 """
-ENTRY_DF = "SELECT docs FROM search_terms WHERE term = %s"
-DIGEST_DF = "SELECT docs FROM digest_terms WHERE term = %s"
-ENTRY_PREFIX_DF = "SELECT coalesce(sum(docs), 0) FROM search_terms WHERE term >= %s AND term < %s"
-DIGEST_PREFIX_DF = "SELECT coalesce(sum(docs), 0) FROM digest_terms WHERE term >= %s AND term < %s"
+# The query's stems and the document frequencies (entries, digests) of each: the
+# funnel looks up every stem it is given, so one statement answers both.
+TOKENS_DF = f"""
+SELECT t.n, coalesce(x.lexemes, '{{}}'), x.entries, x.digests
+FROM unnest(%s::text[]) WITH ORDINALITY AS t(text, n)
+CROSS JOIN LATERAL (
+    SELECT array_agg(l.lexeme ORDER BY l.pos) AS lexemes,
+           array_agg(coalesce(st.docs, 0) ORDER BY l.pos) AS entries,
+           array_agg(coalesce(dt.docs, 0) ORDER BY l.pos) AS digests
+    FROM (SELECT v.lexeme, unnest(v.positions) AS pos
+          FROM unnest(to_tsvector('{TEXT_CONFIG}', {WORDS_OF.format(text="t.text")})) v) l
+    LEFT JOIN search_terms st ON st.term = l.lexeme COLLATE "C"
+    LEFT JOIN digest_terms dt ON dt.term = l.lexeme COLLATE "C"
+) x
+ORDER BY t.n
+"""
+FREQUENCY = """
+SELECT (SELECT docs FROM search_terms WHERE term = %(t)s),
+       (SELECT docs FROM digest_terms WHERE term = %(t)s)
+"""
+PREFIX_FREQUENCY = """
+SELECT (SELECT coalesce(sum(docs), 0) FROM search_terms WHERE term >= %(lo)s AND term < %(hi)s),
+       (SELECT coalesce(sum(docs), 0) FROM digest_terms WHERE term >= %(lo)s AND term < %(hi)s)
+"""
 _TOP = "\U0010ffff"
 
 # ts_rank normalisation 1 (divide by 1 + log(length)), like bm25 a long text
@@ -175,6 +201,7 @@ WITH RECURSIVE h(harness) AS (
 )
 SELECT harness FROM h WHERE harness IS NOT NULL
 """
+HARNESSES_AND_FACTS = f"SELECT array({HARNESSES}), ({GRAMS_PRESENT}), ({ENTRIES_ESTIMATE})"
 SESSION_OF = "SELECT id FROM sessions WHERE num = %s"
 # Whether a chat holds a term. The planner, trusting the GIN index, intersects
 # the term's whole posting list with the chat's rows: 10-16 ms for a common
@@ -203,15 +230,31 @@ GRAM_DIGEST_PROBE = f"""
 SELECT 1 FROM chat_digests c JOIN sessions s ON s.id = c.session_id
 WHERE s.num = %s AND c.spaceless AND strpos(lower{DIGEST_TEXT}, %s) > 0
 """
-# Snippets are made in Python from the stored text (snippets.py): ts_headline
-# parses the whole text, whatever its size, for every snippet.
-ENTRY_SNIPPET = """
-SELECT e.text, e.tool, e.spaceless FROM session_entries e JOIN sessions s ON s.id = e.session_id
-WHERE s.num = %s AND e.sequence = %s
-"""
-DIGEST_SNIPPET = """
-SELECT c.title, c.first_message, c.first_reply, c.summary, c.spaceless
-FROM chat_digests c JOIN sessions s ON s.id = c.session_id WHERE s.num = %s
+# The four probes above for many (chat, term) pairs in one statement: the numbers
+# (from 1) of the pairs that hold. A term's words as a tsquery (NULL: it has none),
+# its substring (NULL: it cannot occur in spaceless-script text). Each pair's chat
+# is looked up by itself (the OFFSET 0 fence): joined to the pairs, the planner
+# hashed every digest to probe 16 chats (17 ms at 10,000 chats).
+CONTAINS_EACH = f"""
+SELECT p.i FROM unnest(%(chats)s::bigint[], %(queries)s::tsquery[], %(needles)s::text[])
+    WITH ORDINALITY AS p(chat, q, needle, i)
+CROSS JOIN LATERAL (
+    SELECT s.id, c.session_id IS NOT NULL AS digested, c.words, c.last_sequence,
+           p.needle IS NOT NULL AND c.spaceless AND strpos(lower{DIGEST_TEXT}, p.needle) > 0
+               AS digest_holds
+    FROM sessions s LEFT JOIN chat_digests c ON c.session_id = s.id
+    WHERE s.num = p.chat OFFSET 0
+) k
+WHERE (p.q IS NOT NULL AND k.digested AND (k.words @@ p.q OR
+        CASE WHEN k.last_sequence <= {PROBE_SCAN_ENTRIES}
+        THEN EXISTS (SELECT 1 FROM (SELECT words FROM session_entries e
+                                    WHERE e.session_id = k.id OFFSET 0) x
+                     WHERE x.words @@ p.q)
+        ELSE EXISTS (SELECT 1 FROM session_entries e
+                     WHERE e.session_id = k.id AND e.words @@ p.q) END))
+   OR (p.needle IS NOT NULL AND (k.digest_holds OR
+        EXISTS (SELECT 1 FROM session_entries e WHERE e.session_id = k.id AND e.spaceless
+                AND strpos(lower(e.text), p.needle) > 0)))
 """
 
 # --- recall, scoped to one session ---
@@ -243,22 +286,6 @@ WITH RECURSIVE path(id, parent, sequence) AS (
     WHERE path.sequence > %(oldest)s AND e.sequence < path.sequence
 )
 SELECT sequence FROM path
-"""
-
-# The head and its sequence; the rows between a hit and the head, for `_on_path`.
-HEAD_ROW = """
-SELECT h.active_entry_id, e.sequence FROM session_heads h
-JOIN session_entries e ON e.session_id = h.session_id AND e.id = h.active_entry_id
-WHERE h.session_id = %s
-"""
-PATH_RANGE = """
-SELECT sequence, id, parent_entry_id FROM session_entries
-WHERE session_id = %s AND sequence BETWEEN %s AND %s
-"""
-# A find hit's entry by its key: the session's id (for the walk above) and the entry's.
-LANDING = """
-SELECT s.id, e.id FROM sessions s
-JOIN session_entries e ON e.session_id = s.id AND e.sequence = %s WHERE s.num = %s
 """
 
 
@@ -295,12 +322,6 @@ def _said_query(term: Term) -> str | None:
     return query(term.tokens, term.prefix, said=True)
 
 
-def _needle(text: str) -> str:
-    """Typed text as a substring to look for (folded; a NUL, which no stored text
-    holds and PostgreSQL refuses in a parameter, becomes a space)."""
-    return text.replace("\x00", " ").lower()
-
-
 def _like(needle: str) -> str:
     return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -313,6 +334,9 @@ class PostgresSearch:
         self._present: bool | None = None
         self._entries: int | None = None  # the planner's estimate of the entries
         self._substring: dict[str, Spaceless | None] = {}
+        self._df: dict[str, tuple[int, int]] = {}  # the stems `tokens` looked up
+        # The lists of entry and digest matches read, by their arguments.
+        self._lists: dict[tuple[object, ...], list[Any]] = {}
 
     def _one(self, sql: str, *args: Any) -> int:
         row = self._conn.execute(sql, args).fetchone()
@@ -321,17 +345,37 @@ class PostgresSearch:
     # --- choosing terms ---
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """The stems of each text; their frequencies are read in the same statement
+        (TOKENS_DF) and kept for `frequency`, which the funnel asks next."""
+        if not texts:
+            return []
+        clean = [t.replace("\x00", " ") for t in texts]
+        out = []
+        for _n, stems, entries, digests in self._conn.execute(TOKENS_DF, (clean,)):
+            self._df.update(zip(stems, zip(entries or (), digests or (), strict=True), strict=True))
+            out.append(tuple(stems))
+        return out
+
+    def stems(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """The stems of each text, no frequencies (a snippet's words, recall's)."""
         if not texts:
             return []
         clean = [t.replace("\x00", " ") for t in texts]
         return [tuple(row[1]) for row in self._conn.execute(TOKENS, (clean,))]
 
     def frequency(self, stem: str) -> tuple[int, int]:
-        return self._one(ENTRY_DF, stem), self._one(DIGEST_DF, stem)
+        known = self._df.get(stem)
+        if known is not None:
+            return known
+        row = self._conn.execute(FREQUENCY, {"t": stem}).fetchone()
+        found = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+        self._df[stem] = found
+        return found
 
     def prefix_frequency(self, stem: str) -> tuple[int, int]:
-        high = stem + _TOP
-        return self._one(ENTRY_PREFIX_DF, stem, high), self._one(DIGEST_PREFIX_DF, stem, high)
+        args = {"lo": stem, "hi": stem + _TOP}
+        row = self._conn.execute(PREFIX_FREQUENCY, args).fetchone()
+        return (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
 
     def _grams_present(self) -> bool:
         if self._present is None:
@@ -368,6 +412,15 @@ class PostgresSearch:
 
     def entry_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[tuple[ChatKey, EntryKey]]:
+        # One search asks some lists twice (a time window's retry without it).
+        key = ("entries", tuple(terms), conjunctive, ranked, limit)
+        if key not in self._lists:
+            self._lists[key] = self._entry_matches(terms, conjunctive, ranked, limit)
+        return list(self._lists[key])
+
+    def _entry_matches(
+        self, terms: Sequence[Term], conjunctive: bool, ranked: bool, limit: int
     ) -> list[tuple[ChatKey, EntryKey]]:
         rows: list[tuple[int, int]] = []
         expr = _combine((_term_query(t) for t in terms), conjunctive)
@@ -435,6 +488,15 @@ class PostgresSearch:
 
     def digest_matches(
         self, terms: Sequence[Term], *, conjunctive: bool, ranked: bool, limit: int
+    ) -> list[ChatKey]:
+        # One search asks some lists twice (the gate's `_about` what T1 read).
+        key = ("digests", tuple(terms), conjunctive, ranked, limit)
+        if key not in self._lists:
+            self._lists[key] = self._digest_matches(terms, conjunctive, ranked, limit)
+        return list(self._lists[key])
+
+    def _digest_matches(
+        self, terms: Sequence[Term], conjunctive: bool, ranked: bool, limit: int
     ) -> list[ChatKey]:
         nums: list[int] = []
         expr = _combine((_term_query(t) for t in terms), conjunctive)
@@ -505,6 +567,18 @@ class PostgresSearch:
             or conn.execute(GRAM_DIGEST_PROBE, (chat, needle)).fetchone()
         )
 
+    def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
+        """`contains` of every pair in one statement (CONTAINS_EACH)."""
+        if not pairs:
+            return []
+        args = {
+            "chats": [chat for chat, _ in pairs],
+            "queries": [_term_query(term) for _, term in pairs],
+            "needles": [_needle(t.text) if t.spaceless is not None else None for _, t in pairs],
+        }
+        held = {row[0] for row in self._conn.execute(CONTAINS_EACH, args)}
+        return [i in held for i in range(1, len(pairs) + 1)]
+
     # --- chats and what is shown of them ---
 
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
@@ -515,57 +589,56 @@ class PostgresSearch:
         return list(map(ChatRow._make, self._conn.execute(ALL_CHATS)))
 
     def harnesses(self) -> list[str]:
-        return [row[0] for row in self._conn.execute(HARNESSES)]
+        """The harness names, and in the same statement what a search asks next
+        (whether spaceless-script text is stored, the entries' estimate)."""
+        row = self._conn.execute(HARNESSES_AND_FACTS).fetchone()
+        if row is None:
+            return []
+        names, present, entries = row
+        self._present = bool(present)
+        if self._entries is None:
+            self._entries = int(entries or 0)
+        return list(names)
 
     def snippet(self, chat: ChatKey, entry: EntryKey | None, terms: Sequence[Term]) -> str:
-        needles = [_needle(t.text) for t in terms]
-        wanted = wanted_of(terms)
-        width = snippets.FIND_TOKENS
+        conn = self._conn
+        row = None
         if entry is not None:
-            row = self._conn.execute(ENTRY_SNIPPET, (chat, entry & SEQUENCE_MASK)).fetchone()
-            if row is not None and (row[0] or row[1]):
-                text, tool, grams = row
-                if text and grams and any(n in text.lower() for n in needles):
-                    return excerpt(text, needles)
-                # What was said first; the tool field when only it holds the words.
-                fields = [text or "", tool or ""]
-                made = snippets.snippet(fields, wanted, self.tokens, width)
-                return made if made is not None else snippets.head(text or tool, width)
-        row = self._conn.execute(DIGEST_SNIPPET, (chat,)).fetchone()
-        if row is None:
-            return ""
-        *fields, grams = row
-        made = snippets.snippet(fields, wanted, self.tokens, width)
-        if made is not None:
-            return made
-        for field in fields if grams else ():
-            if any(n in field.lower() for n in needles):
-                return excerpt(field, needles)
-        return ""
+            row = conn.execute(show.ENTRY_SNIPPET, (chat, entry & SEQUENCE_MASK)).fetchone()
+        digest = None
+        if row is None or not (row[0] or row[1]):
+            digest = conn.execute(show.DIGEST_SNIPPET, (chat,)).fetchone()
+        return show.snippet(row, digest, terms, self.stems)
 
     def landing(self, entry: EntryKey) -> Landing | None:
         sequence = entry & SEQUENCE_MASK
-        row = self._conn.execute(LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
+        row = self._conn.execute(show.LANDING, (sequence, entry >> SESSION_SHIFT)).fetchone()
         if row is None:
             return None
         return Landing(row[1], sequence, self._on_path(row[0], sequence))
 
     def _on_path(self, session_id: str, sequence: int) -> bool:
-        """Whether the entry at `sequence` is an ancestor of the head (or the head): the
-        rows from it up to the head read as one range of the sequence index, their
-        parent links followed here (a recursive walk costs an index probe a step)."""
-        head = self._conn.execute(HEAD_ROW, (session_id,)).fetchone()
+        """Whether the entry at `sequence` is on the active branch: the rows from it up
+        to the head read as one range of the sequence index (shown.on_path)."""
+        head = self._conn.execute(show.HEAD_ROW, (session_id,)).fetchone()
         if head is None or head[0] is None or head[1] < sequence:
             return False
-        rows = self._conn.execute(PATH_RANGE, (session_id, sequence, head[1])).fetchall()
-        parent_of: dict[str, tuple[int, str | None]] = {r[1]: (r[0], r[2]) for r in rows}
-        at: str | None = head[0]
-        while at is not None and at in parent_of:
-            seq, parent = parent_of[at]
-            if seq <= sequence:
-                return seq == sequence
-            at = parent
-        return False
+        rows = self._conn.execute(show.PATH_RANGE, (session_id, sequence, head[1])).fetchall()
+        return show.on_path(head[0], rows, sequence)
+
+    def shown(
+        self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
+    ) -> list[tuple[str, Landing | None]]:
+        """`snippet` and `landing` of every hit, their rows read in one statement
+        (shown.SHOWN) and their snippets' words stemmed in one more."""
+        if not hits:
+            return []
+        keys = [
+            (chat, entry & SEQUENCE_MASK if entry is not None else None) for chat, entry in hits
+        ]
+        args = {"chats": [k[0] for k in keys], "sequences": [k[1] for k in keys]}
+        rows = self._conn.execute(show.SHOWN, args).fetchall()
+        return show.shown(rows, keys, terms, self.stems)
 
     # --- recall ---
 
@@ -574,11 +647,6 @@ class PostgresSearch:
         if row.fetchone() is None:
             return None
         return PostgresSessionIndex(self._conn, session_id, self)
-
-
-def wanted_of(terms: Sequence[Term]) -> list[snippets.Wanted]:
-    """What a snippet marks: each term's stems (a phrase when several)."""
-    return [snippets.Wanted(t.tokens, t.text, t.prefix) for t in terms if t.tokens]
 
 
 class PostgresSessionIndex:
@@ -593,7 +661,7 @@ class PostgresSessionIndex:
         self._has_grams = conn.execute(SESSION_HAS_GRAMS, (session_id,)).fetchone() is not None
 
     def matches(self, text: str, *, prefix: bool, limit: int) -> list[int]:
-        [tokens] = self._index.tokens([text])
+        [tokens] = self._index.stems([text])
         expr = query(tokens, prefix)
         rows: list[int] = []
         if expr is not None:
@@ -624,7 +692,7 @@ class PostgresSessionIndex:
             made = None
             if not grams or words:
                 # What was said first; the tool field when only it holds the words.
-                made = snippets.snippet([text, tool], wanted, self._index.tokens, width)
+                made = snippets.snippet([text, tool], wanted, self._index.stems, width)
             if made is None and grams:
                 made = excerpt(text, needles)
             shown = made or snippets.head(text or tool, width)

@@ -16,6 +16,7 @@ from typing import Final
 import orjson
 
 from .... import snippets
+from ....deadline import checkpoint
 from ...base import ChatKey, ChatRow, EntryKey, Landing, Spaceless, Term
 from ...base.search import then_missing
 from ...sql.visibility import FINDABLE, LISTED
@@ -233,6 +234,10 @@ class SQLiteSearch:
         [form] = self._forms([term])
         return form is not None and grams.contains(conn, form, chat, SESSION_SHIFT, SEQUENCE_MASK)
 
+    def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
+        # In process, a probe costs no round trip: one at a time, as `contains`.
+        return [self.contains(chat, term) for chat, term in pairs]
+
     # --- chats and what is shown of them ---
 
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
@@ -281,6 +286,16 @@ class SQLiteSearch:
         if row is None:
             return None
         return Landing(row[1], sequence, self._on_path(row[0], sequence))
+
+    def shown(
+        self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
+    ) -> list[tuple[str, Landing | None]]:
+        out = []
+        for chat, entry in hits:
+            checkpoint()  # a search whose client went away stops between snippets
+            snippet = self.snippet(chat, entry, terms) if terms else ""
+            out.append((snippet, self.landing(entry) if entry is not None else None))
+        return out
 
     def _on_path(self, session_id: str, sequence: int) -> bool:
         """Whether the entry at `sequence` is on the active path: by the materialised
