@@ -175,7 +175,10 @@ def main() -> None:
           f"{b} {p95(b):.1f} ms, ratio {p95(a) / p95(b):.2f}x")  # fmt: skip
     print(f"per-query median ratio {a}/{b}: median {statistics.median(ratios):.2f}, "
           f"min {ratios[0]:.2f}, max {ratios[-1]:.2f}")  # fmt: skip
-    for q in sorted(queries, key=lambda q: -med[a][q])[:5]:
+    print(f"slowest on {a}, and the queries with the highest ratio {a}/{b}:")
+    slowest = sorted(queries, key=lambda q: -med[a][q])[:5]
+    worst = sorted(queries, key=lambda q: -med[a][q] / med[b][q])[:3]
+    for q in dict.fromkeys(slowest + worst):
         print(f"  {med[a][q] * 1000:6.1f} ms vs {med[b][q] * 1000:6.1f} ms  {q}")
 
 

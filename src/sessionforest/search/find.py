@@ -104,8 +104,11 @@ def _find(
     wanted = set(parsed.harnesses) | ({harness.lower()} if harness else set())
     vocab = Vocabulary(index)
     # The typed text as the line it may be (an error, a command): not when part
-    # of it is a time phrase or an exclusion, which no line holds.
-    typed = query.replace('"', " ") if parsed.window is None and not parsed.excluded else None
+    # of it is a time phrase or an exclusion, which no line holds, nor when no
+    # word is left to search for.
+    typed = None
+    if parsed.window is None and not parsed.excluded and (parsed.phrases or parsed.words):
+        typed = query.replace('"', " ")
     # Every text the choice of terms and the line tokenize, asked of the index at once.
     vocab.learn(
         [*parsed.excluded, *parsed.phrases, *parsed.words[:MAX_WORDS], *([typed] if typed else [])]
