@@ -38,6 +38,7 @@ from sessionforest import Forest
 from sessionforest.search import terms as search_terms
 from sessionforest.store import postgres as pg_store
 from sessionforest.store.base import ChatKey, EntryKey, Landing, Term
+from sessionforest.store.base.search import contains_each_alone, shown_alone
 from sessionforest.store.postgres import search as pg_search
 
 # The statements of term statistics as they were (one per stem and index).
@@ -76,18 +77,12 @@ class OneByOne(pg_search.PostgresSearch):
         return self._digest_matches(terms, conjunctive, ranked, limit)
 
     def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
-        return [self.contains(chat, term) for chat, term in pairs]
+        return contains_each_alone(self, pairs)
 
     def shown(
         self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
     ) -> list[tuple[str, Landing | None]]:
-        return [
-            (
-                self.snippet(chat, entry, terms) if terms else "",
-                self.landing(entry) if entry is not None else None,
-            )
-            for chat, entry in hits
-        ]
+        return shown_alone(self, hits, terms)
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from sessionforest import Forest
 from sessionforest.search.terms import Vocabulary, choose_terms
 from sessionforest.store import postgres as pg_store
 from sessionforest.store.base import ChatKey, EntryKey, Landing, Term
+from sessionforest.store.base.search import contains_each_alone, shown_alone
 from sessionforest.store.postgres import search as pg_search
 from sessionforest.store.postgres import shown as pg_shown
 
@@ -179,18 +180,12 @@ class OneAtATime(pg_search.PostgresSearch):
     """The batched primitives answered one item at a time."""
 
     def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
-        return [self.contains(chat, term) for chat, term in pairs]
+        return contains_each_alone(self, pairs)
 
     def shown(
         self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
     ) -> list[tuple[str, Landing | None]]:
-        return [
-            (
-                self.snippet(chat, entry, terms) if terms else "",
-                self.landing(entry) if entry is not None else None,
-            )
-            for chat, entry in hits
-        ]
+        return shown_alone(self, hits, terms)
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
         return self.stems(texts)  # no frequencies kept: `frequency` reads each

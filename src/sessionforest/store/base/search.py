@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol, TypeAlias, TypeVar
 
 import msgspec
@@ -242,4 +242,26 @@ def then_missing(first: list[T], more: Iterable[T]) -> list[T]:
         if row not in seen:
             seen.add(row)
             out.append(row)
+    return out
+
+
+def contains_each_alone(index: SearchIndex, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
+    """`contains_each` answered pair by pair through `contains` (in process a probe
+    costs no round trip; a server backend's one-at-a-time stand-in in tests)."""
+    return [index.contains(chat, term) for chat, term in pairs]
+
+
+def shown_alone(
+    index: SearchIndex,
+    hits: Sequence[tuple[ChatKey, EntryKey | None]],
+    terms: Sequence[Term],
+    between: Callable[[], None] = lambda: None,
+) -> list[tuple[str, Landing | None]]:
+    """`shown` answered hit by hit through `snippet` and `landing`, `between()` run
+    before each (SQLite: the deadline's checkpoint)."""
+    out: list[tuple[str, Landing | None]] = []
+    for chat, entry in hits:
+        between()
+        snippet = index.snippet(chat, entry, terms) if terms else ""
+        out.append((snippet, index.landing(entry) if entry is not None else None))
     return out

@@ -18,7 +18,7 @@ import orjson
 from .... import snippets
 from ....deadline import checkpoint
 from ...base import ChatKey, ChatRow, EntryKey, Landing, Spaceless, Term
-from ...base.search import then_missing
+from ...base.search import contains_each_alone, shown_alone, then_missing
 from ...sql.visibility import FINDABLE, LISTED
 from .. import paths
 from . import fts, grams
@@ -235,8 +235,7 @@ class SQLiteSearch:
         return form is not None and grams.contains(conn, form, chat, SESSION_SHIFT, SEQUENCE_MASK)
 
     def contains_each(self, pairs: Sequence[tuple[ChatKey, Term]]) -> list[bool]:
-        # In process, a probe costs no round trip: one at a time, as `contains`.
-        return [self.contains(chat, term) for chat, term in pairs]
+        return contains_each_alone(self, pairs)  # in process, a probe costs no round trip
 
     # --- chats and what is shown of them ---
 
@@ -290,12 +289,8 @@ class SQLiteSearch:
     def shown(
         self, hits: Sequence[tuple[ChatKey, EntryKey | None]], terms: Sequence[Term]
     ) -> list[tuple[str, Landing | None]]:
-        out = []
-        for chat, entry in hits:
-            checkpoint()  # a search whose client went away stops between snippets
-            snippet = self.snippet(chat, entry, terms) if terms else ""
-            out.append((snippet, self.landing(entry) if entry is not None else None))
-        return out
+        # A search whose client went away stops between snippets.
+        return shown_alone(self, hits, terms, checkpoint)
 
     def _on_path(self, session_id: str, sequence: int) -> bool:
         """Whether the entry at `sequence` is on the active path: by the materialised
