@@ -7,6 +7,7 @@ the agent tree. Record -> entry mapping lives in `claude_code_map.py`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,7 +271,6 @@ def _task_description(path: Path, session_id: str | None) -> str | None:
     `agentId`) and the call's id, the call holds the description. None when the parent
     file, the agent's result or the call is not there (it is looked for once, when the
     worker is first imported)."""
-    agent = path.stem.removeprefix("agent-")
     if path.parent.name == "subagents":  # <project>/<session>/subagents/agent-*.jsonl
         parent = path.parent.parent.with_suffix(".jsonl")
     elif session_id:
@@ -278,13 +278,34 @@ def _task_description(path: Path, session_id: str | None) -> str | None:
     else:
         return None
     try:
-        if parent.is_symlink() or not parent.is_file() or parent.stat().st_size > TASK_SCAN_BYTES:
+        if parent.is_symlink() or not parent.is_file():
             return None
-        data = parent.read_bytes()
+        stat = parent.stat()
     except OSError:
         return None
-    call = _agent_call(data, agent)
-    return _call_description(data, call) if call else None
+    if stat.st_size > TASK_SCAN_BYTES:
+        return None
+    return _task_titles(parent, stat.st_size, stat.st_mtime_ns).get(
+        path.stem.removeprefix("agent-")
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _task_titles(parent: Path, size: int, mtime_ns: int) -> dict[str, str]:
+    """{agent id: its Task call's description} of every agent the parent file's results
+    name: the file is read once for all of its workers (an import reads a session's
+    workers one after another), again only when its size or mtime moved. Read-only."""
+    del size, mtime_ns  # the cache key: the file as it is now
+    try:
+        data = parent.read_bytes()
+    except OSError:
+        return {}
+    titles: dict[str, str] = {}
+    for agent, call in _agent_calls(data).items():
+        text = _call_description(data, call)
+        if text:
+            titles[agent] = text
+    return titles
 
 
 def _lines_holding(data: bytes, needle: bytes) -> Iterator[dict[str, Any]]:
@@ -308,17 +329,20 @@ def _content(obj: dict[str, Any]) -> Any:
     return message.get("content") if isinstance(message, dict) else None
 
 
-def _agent_call(data: bytes, agent: str) -> str | None:
-    """The id of the Task call whose result names `agent`."""
-    for obj in _lines_holding(data, agent.encode()):
+def _agent_calls(data: bytes) -> dict[str, str]:
+    """{agent id: the id of the Task call whose result names it}, first result kept."""
+    calls: dict[str, str] = {}
+    for obj in _lines_holding(data, b'"agentId"'):
         result = obj.get("toolUseResult")
-        content = _content(obj)
-        if not (isinstance(result, dict) and result.get("agentId") == agent):
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        if not isinstance(agent, str) or agent in calls:
             continue
+        content = _content(obj)
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and isinstance(block.get("tool_use_id"), str):
-                return str(block["tool_use_id"])
-    return None
+                calls[agent] = block["tool_use_id"]
+                break
+    return calls
 
 
 def _call_description(data: bytes, call: str) -> str | None:
