@@ -17,6 +17,11 @@ statement per item as before that (`OneByOne`). Also prints the statements
 each side sends per search (load-independent) and checks that both sides
 return the same hits, snippets, landings and gate decisions for every query.
 
+`--compare evidence`: as shipped, where the chat-level evidence (every term's
+entry counts and digest list, the chat count and sizes) is one statement and the
+passages' reads one more, and `PerList`, as before that: a statement per list
+(the rest as shipped). Statements per search and the same results, as `trips`.
+
     .venv/bin/python benchmarks/pg_t1_pairs.py --build 50 postgresql://…/somedb
     .venv/bin/python benchmarks/pg_t1_pairs.py --compare trips postgresql://…/somedb
 """
@@ -26,7 +31,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,8 +42,13 @@ from bench_postgres import _copy
 from sessionforest import Forest
 from sessionforest.search import terms as search_terms
 from sessionforest.store import postgres as pg_store
-from sessionforest.store.base import ChatKey, EntryKey, Landing, Term
-from sessionforest.store.base.search import contains_each_alone, shown_alone
+from sessionforest.store.base import ChatEvidence, ChatKey, EntryKey, Landing, Term
+from sessionforest.store.base.search import (
+    chat_evidence_alone,
+    contains_each_alone,
+    entry_sequences_alone,
+    shown_alone,
+)
 from sessionforest.store.postgres import search as pg_search
 
 # The statements of term statistics as they were (one per stem and index).
@@ -51,7 +61,8 @@ DIGEST_PREFIX_DF = "SELECT coalesce(sum(docs), 0) FROM digest_terms WHERE term >
 class OneByOne(pg_search.PostgresSearch):
     """PostgresSearch sending one statement per item, as before the round trips
     were folded: a statement per stem's statistics, per (chat, term) probe, per
-    snippet and per landing, and every list read again when asked again."""
+    snippet and per landing, a statement per list of the chat-level evidence,
+    and every list read again when asked again."""
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
         return self.stems(texts)
@@ -84,12 +95,34 @@ class OneByOne(pg_search.PostgresSearch):
     ) -> list[tuple[str, Landing | None]]:
         return shown_alone(self, hits, terms)
 
+    def chat_evidence(self, terms: Sequence[Term], limit: int) -> ChatEvidence:
+        return chat_evidence_alone(self, terms, limit)
+
+    def entry_sequences_each(
+        self, terms: Sequence[Term], chats: Iterable[ChatKey], limit: int
+    ) -> list[dict[ChatKey, list[int]]]:
+        return entry_sequences_alone(self, terms, chats, limit)
+
+
+class PerList(pg_search.PostgresSearch):
+    """PostgresSearch as shipped but for the chat-level evidence, read as before
+    it was folded: a statement for the chat count, per term's entry counts and
+    digest list, for the sizes and per term's passage reads."""
+
+    def chat_evidence(self, terms: Sequence[Term], limit: int) -> ChatEvidence:
+        return chat_evidence_alone(self, terms, limit)
+
+    def entry_sequences_each(
+        self, terms: Sequence[Term], chats: Iterable[ChatKey], limit: int
+    ) -> list[dict[ChatKey, list[int]]]:
+        return entry_sequences_alone(self, terms, chats, limit)
+
 
 @contextmanager
 def side(name: str) -> Iterator[None]:
     """The search as `name` runs it: "walk"/"index" (the newest-chats walk on or
-    off), "batched" (as shipped) or "one-by-one" (OneByOne, and no texts
-    tokenized ahead: each call of Vocabulary.tokens asks the index)."""
+    off), "batched" (as shipped), "per-list" (PerList) or "one-by-one" (OneByOne,
+    and no texts tokenized ahead: each call of Vocabulary.tokens asks the index)."""
     walk = pg_search.PostgresSearch._walk_pays
     learn = search_terms.Vocabulary.learn
     tokens = search_terms.Vocabulary.tokens
@@ -103,6 +136,8 @@ def side(name: str) -> Iterator[None]:
     try:
         if name == "index":
             pg_search.PostgresSearch._walk_pays = never  # type: ignore[method-assign]
+        if name == "per-list":
+            pg_store.PostgresSearch = PerList  # type: ignore[misc]
         if name == "one-by-one":
             pg_store.PostgresSearch = OneByOne  # type: ignore[misc]
             search_terms.Vocabulary.learn = lambda self, texts: None  # type: ignore[method-assign]
@@ -129,7 +164,7 @@ def main() -> None:
     parser.add_argument("url", help="a PostgreSQL store (a schema or database) to search")
     parser.add_argument("--build", type=int, help="build the scaled Bridge corpus there first")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--compare", choices=("walk", "trips"), default="walk")
+    parser.add_argument("--compare", choices=("walk", "trips", "evidence"), default="walk")
     args = parser.parse_args()
     corpus = search_data.load_bridge()
     if args.build:
@@ -142,14 +177,18 @@ def main() -> None:
     queries = list(
         dict.fromkeys([q.query for q in corpus.queries] + list(bench_search.COMMON_QUERIES))
     )
-    sides = ("walk", "index") if args.compare == "walk" else ("batched", "one-by-one")
+    sides = {
+        "walk": ("walk", "index"),
+        "trips": ("batched", "one-by-one"),
+        "evidence": ("batched", "per-list"),
+    }[args.compare]
     times: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
     with harness.index_only(), Forest.open(args.url, readonly=True) as forest:
 
         def search(q: str) -> Any:
             return forest.search_chats(q, now=corpus.now)
 
-        if args.compare == "trips":
+        if args.compare != "walk":
             _check(forest, search, queries, sides)
         for r in range(args.rounds):
             for q in queries:

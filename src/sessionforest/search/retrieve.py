@@ -33,7 +33,7 @@ import msgspec
 
 from ..deadline import checkpoint
 from ..ids import parse_iso
-from ..store.base import ChatKey, ChatRow, EntryKey, Landing, SearchIndex, Term
+from ..store.base import ChatEvidence, ChatKey, ChatRow, EntryKey, Landing, SearchIndex, Term
 from .query import TimeWindow
 from .results import ChatHit
 
@@ -293,8 +293,10 @@ def _passages(
 ) -> dict[ChatKey, float]:
     """Per chat, the score of its best passage (PASSAGE_SPAN consecutive entries)."""
     hits: dict[ChatKey, list[tuple[int, float]]] = {}
-    for i, idf in idfs.items():
-        for num, seqs in index.entry_sequences(terms[i], chats, EVIDENCE_BUDGET).items():
+    read = [terms[i] for i in idfs]  # every term's sequences asked at once
+    found = index.entry_sequences_each(read, chats, EVIDENCE_BUDGET) if read else []
+    for (i, idf), sequences in zip(idfs.items(), found, strict=True):
+        for num, seqs in sequences.items():
             # A tiny per-term offset keeps two terms of equal idf apart.
             hits.setdefault(num, []).extend((seq, idf + i * 1e-9) for seq in seqs)
     return {num: _best_passage(sorted(found)) for num, found in hits.items()}
@@ -323,26 +325,29 @@ def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = 
     counted: set[int] = set()
     total = 0
     order = sorted(range(len(everything)), key=lambda i: everything[i].entries)
-    chats = 0
-    per_term: list[tuple[float, dict[ChatKey, int]]] = []
-    idfs: dict[int, float] = {}
+    read: list[int] = []  # the terms whose lists fit the budget, rarest first
     for i in order:
-        checkpoint()
         term = everything[i]
         if not term.entries and not term.digest_df:
             continue
         if total + term.entries > EVIDENCE_BUDGET:
             break
         total += term.entries
-        if not chats:
-            chats = index.chat_count() or 1
-        counts = index.entry_counts(term, EVIDENCE_BUDGET)
-        if term.digest_df:
-            digests = index.digest_matches(
-                [term], conjunctive=False, ranked=False, limit=EVIDENCE_BUDGET
-            )
-            for num in digests:
-                counts[num] = counts.get(num, 0) + DIGEST_TF
+        read.append(i)
+    checkpoint()
+    # Every read term's lists, the chat count and the chats' sizes asked at once.
+    lists = ChatEvidence(0, [], [], {})
+    if read:
+        lists = index.chat_evidence([everything[i] for i in read], EVIDENCE_BUDGET)
+    chats = lists.chats or 1
+    per_term: list[tuple[float, dict[ChatKey, int]]] = []
+    idfs: dict[int, float] = {}
+    for i, found, digests in zip(read, lists.entries, lists.digests, strict=True):
+        # Chats in key order, those only a digest holds after: equal evidence keeps
+        # this order (the evidence list's cut below), whatever order a backend reads.
+        counts = dict(sorted(found.items()))
+        for num in sorted(digests):
+            counts[num] = counts.get(num, 0) + DIGEST_TF
         if i < len(terms):
             counted.add(i)
         if not counts:
@@ -353,8 +358,7 @@ def evidence(index: SearchIndex, terms: Sequence[Term], extra: Sequence[Term] = 
         if i < len(terms):
             for num in counts:
                 covered.setdefault(num, set()).add(i)
-    matched = {num for _, counts in per_term for num in counts}
-    whole = _bm25f(per_term, index.chat_sizes(matched) if matched else {})
+    whole = _bm25f(per_term, lists.sizes)
     # Equal scores: the later-indexed (newer) chat first, as the final ranking breaks ties.
     first = sorted(whole, key=lambda n: (-whole[n], -n))[:PASSAGE_CHATS]
     passage = _normalised(_passages(index, everything, idfs, first)) if first else {}

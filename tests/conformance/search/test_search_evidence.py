@@ -311,6 +311,43 @@ def test_entry_sequences_are_where_a_term_sits_in_the_chats_asked_about(
     assert nums[three] not in found
 
 
+def test_chat_evidence_and_entry_sequences_each_answer_what_each_list_answers(
+    forest: Forest, make_chat: Any
+) -> None:
+    one = make_chat("Kayak trip", [*FILLER, "a kayak", "the fjord", "kayak again"])
+    two = make_chat("Two", [*FILLER, "kayak on the fjord"])
+    make_chat("Fjord notes", [*FILLER, "nothing here"])
+    forest._backend.catch_up()  # every append indexed first
+    with forest._backend.search() as index:
+        nums = {row.session_id: row.key for row in index.all_chats()}
+        terms = []
+        for word in ("kayak", "fjord", "nowhereatall"):
+            [stems] = index.tokens([word])
+            terms.append(Term(word, stems, *index.frequency(stems[0])) if stems else None)
+        asked = [t for t in terms if t is not None]
+        lists = index.chat_evidence(asked, 100)
+        assert lists.chats == index.chat_count()
+        assert lists.entries == [index.entry_counts(t, 100) for t in asked]
+        digests = [
+            index.digest_matches([t], conjunctive=False, ranked=False, limit=100)
+            if t.digest_df
+            else []
+            for t in asked
+        ]
+        assert [sorted(d) for d in lists.digests] == [sorted(d) for d in digests]
+        matched = {n for counts in lists.entries for n in counts} | {
+            n for d in lists.digests for n in d
+        }
+        assert lists.sizes == index.chat_sizes(matched)
+        assert lists.entries[0] == {nums[one]: 2, nums[two]: 1}
+        assert index.chat_evidence([], 100).entries == []
+        chats = [nums[one], nums[two]]
+        each = index.entry_sequences_each(asked, chats, 100)
+        assert each == [index.entry_sequences(t, chats, 100) for t in asked]
+        assert each[0] == {nums[one]: [3, 5], nums[two]: [3]}
+        assert index.entry_sequences_each(asked, [], 100) == [{} for _ in asked]
+
+
 def test_a_chat_whose_one_exchange_holds_every_word_beats_scattered_mentions(
     forest: Forest, make_chat: Any
 ) -> None:

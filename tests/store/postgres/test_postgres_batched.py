@@ -1,16 +1,18 @@
 """PostgreSQL: what a search asks together is what one statement per item answers.
 
 `contains_each` (every probe in one statement), `shown` (every hit's snippet and
-landing in one, its words stemmed in one more) and `tokens` (the stems with
-their frequencies) against `contains`, `snippet`, `landing` and the frequency
-tables read stem by stem; then whole searches, through the batched primitives
+landing in one, its words stemmed in one more), `tokens` (the stems with their
+frequencies), `chat_evidence` (every term's chat-level lists, the chat count and
+sizes) and `entry_sequences_each` (every term's passage reads) against
+`contains`, `snippet`, `landing`, the frequency tables read stem by stem and the
+single-term lists; then whole searches, through the batched primitives
 and through a one-at-a-time stand-in, return the same hits, snippets, landings
 and gate decisions, and a search no longer sends a statement per item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,13 @@ import pytest
 from sessionforest import Forest
 from sessionforest.search.terms import Vocabulary, choose_terms
 from sessionforest.store import postgres as pg_store
-from sessionforest.store.base import ChatKey, EntryKey, Landing, Term
-from sessionforest.store.base.search import contains_each_alone, shown_alone
+from sessionforest.store.base import ChatEvidence, ChatKey, EntryKey, Landing, Term
+from sessionforest.store.base.search import (
+    chat_evidence_alone,
+    contains_each_alone,
+    entry_sequences_alone,
+    shown_alone,
+)
 from sessionforest.store.postgres import search as pg_search
 from sessionforest.store.postgres import shown as pg_shown
 
@@ -176,6 +183,34 @@ def test_tokens_read_the_frequencies_that_frequency_reads(store: Forest) -> None
         assert index.prefix_frequency("kuberne") == (e[0], d[0]) != (0, 0)
 
 
+def test_chat_evidence_answers_what_the_lists_answer_alone(store: Forest) -> None:
+    with store._backend.search() as index:
+        terms = _terms(index)
+        assert any(t.spaceless is not None for t in terms) and any(t.digest_df for t in terms)
+        limit = 10_000
+        for asked in (terms, terms[:1], terms[::-1], []):
+            got = index.chat_evidence(asked, limit)
+            want = chat_evidence_alone(index, asked, limit)
+            assert got.chats == want.chats
+            assert got.entries == want.entries  # in any order: the funnel orders them
+            assert [sorted(d) for d in got.digests] == [sorted(d) for d in want.digests]
+            assert got.sizes == want.sizes
+        full = index.chat_evidence(terms, limit)
+        assert any(full.entries) and any(full.digests) and full.sizes and full.chats
+        assert index.chat_evidence(terms, 1).entries == [index.entry_counts(t, 1) for t in terms]
+
+
+def test_entry_sequences_each_answers_what_entry_sequences_answers(store: Forest) -> None:
+    with store._backend.search() as index:
+        terms = _terms(index)
+        chats = sorted({num for num, _ in _entries(index)})
+        for wanted in (chats, chats[:2], [10**9], []):
+            got = index.entry_sequences_each(terms, wanted, 10_000)
+            assert got == [index.entry_sequences(t, wanted, 10_000) for t in terms]
+        assert any(index.entry_sequences_each(terms, chats, 10_000))
+        assert index.entry_sequences_each([], chats, 10_000) == []
+
+
 class OneAtATime(pg_search.PostgresSearch):
     """The batched primitives answered one item at a time."""
 
@@ -189,6 +224,14 @@ class OneAtATime(pg_search.PostgresSearch):
 
     def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
         return self.stems(texts)  # no frequencies kept: `frequency` reads each
+
+    def chat_evidence(self, terms: Sequence[Term], limit: int) -> ChatEvidence:
+        return chat_evidence_alone(self, terms, limit)
+
+    def entry_sequences_each(
+        self, terms: Sequence[Term], chats: Iterable[ChatKey], limit: int
+    ) -> list[dict[ChatKey, list[int]]]:
+        return entry_sequences_alone(self, terms, chats, limit)
 
 
 def test_a_search_returns_what_it_returns_asking_one_item_at_a_time(
@@ -223,8 +266,14 @@ def test_a_search_sends_no_statement_per_probe_snippet_landing_or_stem(store: Fo
         pg_shown.LANDING,
         pg_shown.HEAD_ROW,
         pg_shown.PATH_RANGE,
+        pg_search.CHAT_COUNT,
+        pg_search.CHAT_SIZES,
+        pg_search.ENTRY_SEQUENCES,
+        pg_search.GRAM_ENTRY_SEQUENCES,
     ]
     assert sent
     assert not [s for s in sent if s in one_each]
     assert any(s == pg_search.CONTAINS_EACH for s in sent)
     assert any(s == pg_shown.SHOWN for s in sent)
+    assert any(s.startswith(pg_search.EVIDENCE_MARK) for s in sent)
+    assert any(s.startswith(pg_search.SEQUENCES_MARK) for s in sent)

@@ -34,6 +34,7 @@ _LAZY = {
     "Auto": "values",
     "Backend": "backend",
     "BulkStore": "bulk",
+    "ChatEvidence": "search",
     "ChatKey": "search",
     "ChatRow": "search",
     "ChatWriter": "bulk",
@@ -92,6 +93,7 @@ if TYPE_CHECKING:
         Maintenance,
     )
     from .search import (
+        ChatEvidence,
         ChatKey,
         ChatRow,
         EntryKey,
@@ -146,6 +148,7 @@ __all__ = [
     "Auto",
     "Backend",
     "BulkStore",
+    "ChatEvidence",
     "ChatKey",
     "ChatRow",
     "ChatWriter",

@@ -91,6 +91,18 @@ class Landing(NamedTuple):
     active: bool
 
 
+class ChatEvidence(NamedTuple):
+    """What the chat-level evidence reads of its terms at once (`SearchIndex.chat_evidence`);
+    chats in any order (the funnel orders them by key)."""
+
+    chats: int  # `chat_count()`
+    entries: list[dict[ChatKey, int]]  # per term, `entry_counts(term, limit)`
+    # Per term, `digest_matches([term], conjunctive=False, ranked=False, limit=limit)`
+    # when the term has a digest_df, else [].
+    digests: list[list[ChatKey]]
+    sizes: dict[ChatKey, int]  # `chat_sizes` of every chat in `entries` and `digests`
+
+
 class EntryRow(msgspec.Struct, frozen=True):
     """One entry of a recall hit, with its snippet (matches marked with scripts.MARK)."""
 
@@ -186,6 +198,19 @@ class SearchIndex(Protocol):
         sit, for finding the passage that holds most words."""
         ...
 
+    def chat_evidence(self, terms: Sequence[Term], limit: int) -> ChatEvidence:
+        """The chat-level evidence lists of every term (their entry counts and digest
+        matches), the chat count and the matched chats' sizes, asked together:
+        what a server backend answers in one round trip (`chat_evidence_alone`)."""
+        ...
+
+    def entry_sequences_each(
+        self, terms: Sequence[Term], chats: Iterable[ChatKey], limit: int
+    ) -> list[dict[ChatKey, list[int]]]:
+        """`entry_sequences(term, chats, limit)` of each term, in order (the passage
+        search's reads, one round trip on a server)."""
+        ...
+
     def contains(self, chat: ChatKey, term: Term) -> bool:
         """Whether any entry of the chat, or its digest, holds `term`."""
         ...
@@ -249,6 +274,38 @@ def contains_each_alone(index: SearchIndex, pairs: Sequence[tuple[ChatKey, Term]
     """`contains_each` answered pair by pair through `contains` (in process a probe
     costs no round trip; a server backend's one-at-a-time stand-in in tests)."""
     return [index.contains(chat, term) for chat, term in pairs]
+
+
+def chat_evidence_alone(
+    index: SearchIndex,
+    terms: Sequence[Term],
+    limit: int,
+    between: Callable[[], None] = lambda: None,
+) -> ChatEvidence:
+    """`chat_evidence` answered term by term through `chat_count`, `entry_counts`,
+    `digest_matches` and `chat_sizes`, `between()` run before each term (SQLite:
+    the deadline's checkpoint)."""
+    chats = index.chat_count()
+    entries: list[dict[ChatKey, int]] = []
+    digests: list[list[ChatKey]] = []
+    for term in terms:
+        between()
+        entries.append(index.entry_counts(term, limit))
+        found: list[ChatKey] = []
+        if term.digest_df:
+            found = index.digest_matches([term], conjunctive=False, ranked=False, limit=limit)
+        digests.append(found)
+    matched = {num for counts in entries for num in counts}
+    matched.update(num for found in digests for num in found)
+    return ChatEvidence(chats, entries, digests, index.chat_sizes(matched) if matched else {})
+
+
+def entry_sequences_alone(
+    index: SearchIndex, terms: Sequence[Term], chats: Iterable[ChatKey], limit: int
+) -> list[dict[ChatKey, list[int]]]:
+    """`entry_sequences_each` answered term by term through `entry_sequences`."""
+    wanted = list(chats)
+    return [index.entry_sequences(term, wanted, limit) for term in terms]
 
 
 def shown_alone(
