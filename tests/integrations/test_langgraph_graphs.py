@@ -49,9 +49,12 @@ def config(thread: str) -> Any:
     return {"configurable": {"thread_id": thread}}
 
 
-def checkpoint_tips(forest: Forest, sid: str) -> list[Any]:
-    """The tips of the checkpoint tree (the saver's log line is the other tip)."""
-    return [t for t in forest.tips(sid) if t.kind == "checkpoint"]
+def checkpoint_of(entry: Any) -> str:
+    """The checkpoint id an entry of the saver's belongs to (its own, or the one its
+    writes name)."""
+    if entry.kind == "checkpoint":
+        return str(entry.payload["langgraph"]["id"])
+    return str(entry.payload["event"]["checkpoint"])
 
 
 def test_a_graph_is_interrupted_resumed_and_forked(forest: Forest) -> None:
@@ -68,9 +71,14 @@ def test_a_graph_is_interrupted_resumed_and_forked(forest: Forest) -> None:
     assert graph.get_state(config("t1")).next == ()
 
     sid = session_id_for("t1")
-    assert len(checkpoint_tips(forest, sid)) == 1  # one line of checkpoints so far
-    log = [t for t in forest.tips(sid) if t.kind != "checkpoint"]
-    assert len(log) == 1 and log[0].context_visibility == "hidden"  # writes: one hidden line
+    # One line so far: each checkpoint, then its writes (hidden), each entry below the
+    # one before, so every append was below the head.
+    entries = forest.entries(sid)
+    assert len(forest.tips(sid)) == 1
+    assert [e.parent_id for e in entries[1:]] == [e.id for e in entries[:-1]]
+    writes = [e for e in entries if e.kind == "provider.notification"]
+    assert writes and all(e.context_visibility == "hidden" for e in writes)
+    assert all(e.payload["event"]["op"] == "writes" for e in writes)
     history = list(graph.get_state_history(config("t1")))
     before_draft = next(h for h in history if h.next == ("draft",))
 
@@ -81,9 +89,10 @@ def test_a_graph_is_interrupted_resumed_and_forked(forest: Forest) -> None:
     forked = graph.invoke(Command(resume="no"), config("t1"))
     assert forked["steps"] == ["draft", "review:no", "publish"] and forked["answer"] == "no"
     assert graph.get_state(config("t1")).values["answer"] == "no"
-    tips = checkpoint_tips(forest, sid)
+    tips = forest.tips(sid)
     assert len(tips) == 2
-    # The two branches part at the checkpoint the fork started from.
+    # The two branches part at the end of the run (the checkpoint, then its writes)
+    # of the checkpoint the fork started from.
     cid = before_draft.config["configurable"]["checkpoint_id"]
     paths = []
     for tip in tips:
@@ -91,14 +100,17 @@ def test_a_graph_is_interrupted_resumed_and_forked(forest: Forest) -> None:
         paths.append([e.id for e in forest.active_path(sid)])
     shared = [a for a, b in zip(*paths, strict=False) if a == b]
     fork = forest.entry(sid, shared[-1])
-    assert fork.kind == "checkpoint" and fork.payload["langgraph"]["id"] == cid
+    assert checkpoint_of(fork) == cid
+    # (each branch goes on with an entry of another checkpoint: the fork's, or the
+    # original run's next one)
+    assert all(checkpoint_of(forest.entry(sid, p[len(shared)])) != cid for p in paths)
     # What a person reads: the steps and what each wrote.
     summaries = [e.payload["summary"] for e in forest.entries(sid) if e.kind == "checkpoint"]
     assert any("wrote" in s and "step" in s for s in summaries)
 
     # update_state on an old checkpoint forks too.
     graph.update_state(history[-1].config, {"steps": ["edited"]})
-    assert len(checkpoint_tips(forest, sid)) == 3
+    assert len(forest.tips(sid)) == 3
 
 
 def test_subgraph_checkpoints_keep_their_namespace(forest: Forest) -> None:

@@ -191,8 +191,8 @@ class ForestSaver(BaseCheckpointSaver[int]):
         }
         with self._lock:
             index = cast(ThreadIndex, self._index(thread_id, create=True))
-            parent = index.placed.get((ns, parent_id)) if parent_id else None
-            self._append(index, "checkpoint", payload, None, parent or index.start)
+            below = index.below_checkpoint(ns, parent_id, merged.get("parents"))
+            self._append(index, "checkpoint", payload, None, below)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                                  "checkpoint_id": checkpoint["id"]}}  # fmt: skip
 
@@ -219,7 +219,7 @@ class ForestSaver(BaseCheckpointSaver[int]):
                              task_path])  # fmt: skip
             if not rows:
                 return
-            self._log(index, mark("writes", ns=ns, checkpoint=cid, writes=rows))
+            self._record(index, mark("writes", ns=ns, checkpoint=cid, writes=rows), ns, cid)
 
     def delete_thread(self, thread_id: str) -> None:
         """Make every checkpoint and write of the thread unreachable (entries stay)."""
@@ -227,7 +227,7 @@ class ForestSaver(BaseCheckpointSaver[int]):
             index = self._index(str(thread_id), create=False)
             if index is None or not (index.checkpoints or index.writes):
                 return
-            self._log(index, mark("delete_thread"))
+            self._record(index, mark("delete_thread"))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Make the checkpoints of these runs (and their writes) unreachable, in every
@@ -273,14 +273,15 @@ class ForestSaver(BaseCheckpointSaver[int]):
             for (ns, cid), entry in order:
                 payload = dict(entry.payload)
                 payload[FIELD] = {**payload[FIELD], "thread": target.thread_id}
-                parent_id = payload[FIELD].get("parent")
-                parent = target.placed.get((ns, parent_id)) if parent_id else None
-                self._append(target, "checkpoint", payload, None, parent or target.start)
+                parents = self._metadata(entry).get("parents")
+                below = target.below_checkpoint(ns, payload[FIELD].get("parent"), parents)
+                self._append(target, "checkpoint", payload, None, below)
                 writes = source.writes.get((ns, cid))
                 if writes:
                     rows = [[w.task_id, idx, w.channel, w.value, w.task_path]
                             for (_, idx), w in writes.items()]  # fmt: skip
-                    self._log(target, mark("writes", ns=ns, checkpoint=cid, writes=rows))
+                    record = mark("writes", ns=ns, checkpoint=cid, writes=rows)
+                    self._record(target, record, ns, cid)
 
     # --- the async twins (the store work on a worker thread) -----------------------
 
@@ -379,14 +380,22 @@ class ForestSaver(BaseCheckpointSaver[int]):
             self._catch_up(index)  # another writer appended meanwhile: replay in order
         return entry
 
-    def _log(self, index: ThreadIndex, record: tuple[str, dict[str, Any], str | None]) -> None:
-        """Append to the thread's log line (writes and marks), below its last entry."""
+    def _record(
+        self,
+        index: ThreadIndex,
+        record: tuple[str, dict[str, Any], str | None],
+        ns: str | None = None,
+        cid: str | None = None,
+    ) -> None:
+        """Append a saver record: writes (of checkpoint `cid` in `ns`) below the end of
+        their checkpoint's run, a mark below the thread's newest entry (index.py)."""
         kind, payload, visibility = record
-        self._append(index, kind, payload, visibility, index.log or index.start)
+        below = index.below_mark() if cid is None else index.below_writes(str(ns), cid)
+        self._append(index, kind, payload, visibility, below)
 
     def _forget(self, index: ThreadIndex, keys: Sequence[tuple[str, str]]) -> None:
         if keys:
-            self._log(index, mark("forget", checkpoints=[list(k) for k in keys]))
+            self._record(index, mark("forget", checkpoints=[list(k) for k in keys]))
 
     def _all_threads(self) -> builtins.list[str]:
         """Every thread this store holds (its sessions with the langgraph harness)."""
