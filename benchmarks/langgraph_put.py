@@ -12,6 +12,8 @@ LangGraph's background executor does the puts), and the entries the SQLite store
 path machinery walked per put (`store/sqlite/paths._depth_of` calls: one per entry
 `paths.reach` looks at; load-independent). Also the peers row itself: the median put
 of the first `steps_for_checkpoints()` steps. Prints medians over the rounds.
+`--flat`: the same graph with a state that does not grow (the row's state is a
+list of messages two longer each step, which every checkpoint stores whole).
 """
 
 from __future__ import annotations
@@ -24,13 +26,29 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 HERE = Path(__file__).resolve().parent
 WINDOW = 20
 
 
-def child(side: str, at: list[int]) -> dict[str, Any]:
+class _Flat(TypedDict):
+    messages: list[str]  # no reducer: each step's replaces the last
+
+
+def _flat_graph(saver: Any) -> Any:
+    """The row's graph with a state that does not grow (--flat): what a put costs
+    apart from storing a longer message list each step."""
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(_Flat)
+    builder.add_node("reply", lambda s: {"messages": [f"reply to {s['messages'][0][:9]}"]})
+    builder.add_edge(START, "reply")
+    builder.add_edge("reply", END)
+    return builder.compile(checkpointer=saver)
+
+
+def child(side: str, at: list[int], flat: bool) -> dict[str, Any]:
     sys.path.insert(0, str(HERE))
     import sqlite3
 
@@ -58,7 +76,7 @@ def child(side: str, at: list[int]) -> dict[str, Any]:
     forest = Forest.open(path) if side == "forest" else None
     conn = None if forest else sqlite3.connect(path, check_same_thread=False)
     saver: Any = ForestSaver(forest) if forest else SqliteSaver(conn)  # type: ignore[arg-type]
-    graph = frameworks._graph(saver)
+    graph = _flat_graph(saver) if flat else frameworks._graph(saver)
     config = {"configurable": {"thread_id": "bench"}}
     steps = max(at) + WINDOW // 2
     wall, cpu, walked = [], [], []
@@ -93,11 +111,12 @@ def main() -> None:
     parser.add_argument("--tree", action="append", default=[], help="a src directory (A/B)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--at", default="50,130,500", help="thread lengths, in steps")
+    parser.add_argument("--flat", action="store_true", help="a state that does not grow")
     parser.add_argument("--child", choices=("forest", "sqlite"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     at = [int(n) for n in args.at.split(",")]
     if args.child:
-        print(json.dumps(child(args.child, at)))
+        print(json.dumps(child(args.child, at, args.flat)))
         return
     trees = args.tree or ["src"]
     runs: dict[str, list[dict[str, Any]]] = {t: [] for t in [*trees, "SqliteSaver"]}
@@ -112,6 +131,7 @@ def main() -> None:
             where = os.pathsep.join([str(Path(tree).resolve()), *([extra] if extra else [])])
             env = {**os.environ, "PYTHONPATH": where}
             cmd = [sys.executable, __file__, "--child", side, "--at", args.at]
+            cmd += ["--flat"] if args.flat else []
             out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
             runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"round {r + 1} {name}: row {runs[name][-1]['row'] / 1e6:.2f} ms", flush=True)
