@@ -211,6 +211,34 @@ def test_entry_sequences_each_answers_what_entry_sequences_answers(store: Forest
         assert index.entry_sequences_each([], chats, 10_000) == []
 
 
+def test_chats_reads_each_chat_once_a_search(store: Forest) -> None:
+    sent: list[Any] = []
+    with store._backend.search() as index:
+        keys = sorted({num for num, _ in _entries(index)} | {r.key for r in index.all_chats()})
+        keys.append(10**9)  # no such chat
+        fresh = pg_search.PostgresSearch(index._conn)
+        want = {tuple(k): fresh.chats(k) for k in (keys, keys[1:])}
+        assert index.chats(keys[:2]) == fresh.chats(keys[:2])
+        assert [r.key for r in want[tuple(keys)]] == sorted(r.key for r in want[tuple(keys)])
+        execute = index._conn.execute
+
+        def traced(sql: Any, params: Any = None, **kwargs: Any) -> Any:
+            sent.append((sql, params))
+            return execute(sql, params, **kwargs)
+
+        index._conn.execute = traced  # type: ignore[method-assign]
+        try:
+            assert index.chats([*keys[::-1], keys[0]]) == want[tuple(keys)]
+            assert [p for sql, p in sent if sql == pg_search.CHATS_BY_NUM] == [(keys[2:],)]
+            sent.clear()
+            assert index.chats(keys[1:]) == want[tuple(keys[1:])]
+            assert index.chats([10**9]) == []
+            assert sent == []
+        finally:
+            del index._conn.execute
+    assert len(keys) > 3
+
+
 class OneAtATime(pg_search.PostgresSearch):
     """The batched primitives answered one item at a time."""
 

@@ -145,7 +145,9 @@ AND strpos(lower(e.text), %(needle)s) > 0 LIMIT %(n)s
 # it once per list (each chat's digest looked up by itself, the OFFSET 0 fence:
 # joined, the planner read all 10,000 digests at 1M entries, a quarter more
 # server time for the statement); and the chat count (CHAT_COUNT). Rows: (kind,
-# term, chat, value): 0 an entry count, 1 a digest match, 2 a size, 3 the count.
+# term, chat, value, digested, size): 0 an entry count, 1 a digest match, 2 a
+# chat of %(alone)s, 3 the count; a chat's size on each of its rows (no row of
+# its own: a row costs the client about a microsecond).
 EVIDENCE_MARK: Final = "/* chat_evidence */"
 EVIDENCE_COUNTS = """SELECT {k} AS i, x.session_id, count(*) AS n FROM (
     SELECT session_id FROM session_entries WHERE words @@ %(e{k})s::tsquery LIMIT %(n)s
@@ -168,10 +170,13 @@ k AS MATERIALIZED (
     WHERE s.id IN (SELECT session_id FROM e UNION SELECT session_id FROM d)
        OR s.num = ANY(%(alone)s::bigint[])
 )
-SELECT 0, e.i, k.num, e.n FROM e JOIN k ON k.id = e.session_id
-UNION ALL SELECT 1, d.i, k.num, NULL FROM d JOIN k ON k.id = d.session_id
-UNION ALL SELECT 2, NULL, k.num, k.last_sequence::bigint FROM k WHERE k.digested
-UNION ALL SELECT 3, NULL, NULL, count(*) FROM chat_digests
+SELECT 0, e.i, k.num, e.n, k.digested, k.last_sequence::bigint
+    FROM e JOIN k ON k.id = e.session_id
+UNION ALL SELECT 1, d.i, k.num, NULL, k.digested, k.last_sequence
+    FROM d JOIN k ON k.id = d.session_id
+UNION ALL SELECT 2, NULL, k.num, NULL, k.digested, k.last_sequence FROM k
+    WHERE k.num = ANY(%(alone)s::bigint[])
+UNION ALL SELECT 3, NULL, NULL, count(*), NULL, NULL FROM chat_digests
 """
 )
 # The passages' reads (`entry_sequences_each`): each term's ENTRY_SEQUENCES and
@@ -376,6 +381,7 @@ class PostgresSearch:
         self._df: dict[str, tuple[int, int]] = {}  # the stems `tokens` looked up
         # The lists of entry and digest matches read, by their arguments.
         self._lists: dict[tuple[object, ...], list[Any]] = {}
+        self._rows: dict[ChatKey, ChatRow | None] = {}  # `chats` read, by key
 
     def _one(self, sql: str, *args: Any) -> int:
         row = self._conn.execute(sql, args).fetchone()
@@ -466,16 +472,16 @@ class PostgresSearch:
         if expr is not None and (not conjunctive or all(t.tokens for t in terms)):
             dfs = [t.entry_df for t in terms]
             if ranked:
-                rows = [tuple(r) for r in self._conn.execute(ENTRY_RANKED, {"q": expr, "n": limit})]
+                rows = self._conn.execute(ENTRY_RANKED, {"q": expr, "n": limit}).fetchall()
             elif self._walk_pays(min(dfs) if conjunctive else sum(dfs), limit):
                 rows = self._newest(expr, limit)
             else:
-                rows = [tuple(r) for r in self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit})]
+                rows = self._conn.execute(ENTRY_NEWEST, {"q": expr, "n": limit}).fetchall()
         needles = self._needles(terms)
         if needles and (not conjunctive or len(needles) == len(terms)):
             sql = GRAM_ENTRIES_EVERY if conjunctive else GRAM_ENTRIES_ANY
             args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
-            rows = then_missing(rows, (tuple(r) for r in self._conn.execute(sql, args)))
+            rows = then_missing(rows, self._conn.execute(sql, args).fetchall())
         return [(num, (num << SESSION_SHIFT) + seq) for num, seq in rows[:limit]]
 
     def _walk_pays(self, matches: int, limit: int) -> bool:
@@ -522,7 +528,7 @@ class PostgresSearch:
             want = min(SCAN_BATCH, int(rest * 1.2) + 1)
         if len(rows) < limit:  # few matches in the newest chats: the rest by the index
             args = {"q": expr, "below": below, "n": limit - len(rows)}
-            rows.extend(tuple(r) for r in conn.execute(ENTRY_NEWEST_BELOW, args))
+            rows.extend(conn.execute(ENTRY_NEWEST_BELOW, args).fetchall())
         return rows[:limit]
 
     def digest_matches(
@@ -541,12 +547,12 @@ class PostgresSearch:
         expr = _combine((_term_query(t) for t in terms), conjunctive)
         if expr is not None and (not conjunctive or all(t.tokens for t in terms)):
             sql = DIGEST_RANKED if ranked else DIGEST_ANY
-            nums = [r[0] for r in self._conn.execute(sql, {"q": expr, "n": limit})]
+            nums = [r[0] for r in self._conn.execute(sql, {"q": expr, "n": limit}).fetchall()]
         needles = self._needles(terms)
         if needles and (not conjunctive or len(needles) == len(terms)):
             sql = GRAM_DIGESTS_EVERY if conjunctive else GRAM_DIGESTS_ANY
             args = {"needles": needles, "likes": [_like(n) for n in needles], "n": limit}
-            nums = then_missing(nums, (r[0] for r in self._conn.execute(sql, args)))
+            nums = then_missing(nums, (r[0] for r in self._conn.execute(sql, args).fetchall()))
         return nums[:limit]
 
     def entry_counts(self, term: Term, limit: int) -> dict[ChatKey, int]:
@@ -626,15 +632,16 @@ class PostgresSearch:
         )
         chats = 0
         sizes: dict[ChatKey, int] = {}
-        for kind, k, num, value in self._conn.execute(sql, args):
+        for kind, k, num, value, digested, last in self._conn.execute(sql, args).fetchall():
             if kind == 0:
                 entries[k][num] = value
             elif kind == 1:
                 digests[k].append(num)
-            elif kind == 2:
-                sizes[num] = int(value or 0)
-            else:
+            elif kind == 3:
                 chats = int(value)
+                continue
+            if digested:
+                sizes[num] = int(last or 0)
         for k, term in enumerate(terms):
             if term.spaceless is None and term.digest_df:
                 key = ("digests", (term,), False, False, limit)
@@ -665,7 +672,7 @@ class PostgresSearch:
         found: list[set[tuple[int, int]]] = [set() for _ in terms]
         if arms:
             sql = SEQUENCES_MARK + "\n" + " UNION ALL ".join(arms)
-            for k, num, seq in self._conn.execute(sql, args):
+            for k, num, seq in self._conn.execute(sql, args).fetchall():
                 found[k].add((num, seq))
         out: list[dict[ChatKey, list[int]]] = []
         for rows in found:
@@ -706,11 +713,23 @@ class PostgresSearch:
     # --- chats and what is shown of them ---
 
     def chats(self, keys: Iterable[ChatKey]) -> list[ChatRow]:
+        """The findable chats among `keys`, by key; each chat's row read once a
+        search (the AND and the OR, and a time window's retry without the window,
+        ask for many of the same chats), None kept for a key with no such chat."""
         wanted = sorted(set(keys))
-        return list(map(ChatRow._make, self._conn.execute(CHATS_BY_NUM, (wanted,))))
+        rows = self._rows
+        missing = [key for key in wanted if key not in rows]
+        if missing:
+            found = {
+                r.key: r
+                for r in map(ChatRow._make, self._conn.execute(CHATS_BY_NUM, (missing,)).fetchall())
+            }
+            for key in missing:
+                rows[key] = found.get(key)
+        return [row for row in (rows[key] for key in wanted) if row is not None]
 
     def all_chats(self) -> list[ChatRow]:
-        return list(map(ChatRow._make, self._conn.execute(ALL_CHATS)))
+        return list(map(ChatRow._make, self._conn.execute(ALL_CHATS).fetchall()))
 
     def harnesses(self) -> list[str]:
         """The harness names, and in the same statement what a search asks next
