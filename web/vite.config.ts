@@ -11,5 +11,11 @@ export default defineConfig({
     reportCompressedSize: false,
   },
   server: { proxy: { "/rpc": "http://127.0.0.1:8765", "/ws": { target: "ws://127.0.0.1:8765", ws: true } } },
-  test: { environment: "jsdom", include: ["src/**/*.test.ts", "src/**/*.test.tsx"] },
+  // testTimeout: a bound for a test that hangs, not a speed check: under the suite's
+  // load (three pytest workers, real CLIs, Chromium) one jsdom render took over 5 s.
+  test: {
+    environment: "jsdom",
+    include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+    testTimeout: 60_000,
+  },
 });

@@ -13,6 +13,7 @@ import pytest
 
 from follow_helpers import contents, grow
 from sessionforest import Forest
+from sessionforest.io import gemini
 from sessionforest.io.common import Ids
 from standin import Reply
 
@@ -343,3 +344,24 @@ def test_sources_count_a_resume_in_a_later_minute_once(
     (later,) = [loc for loc in forest.sources() if loc.harness.format == "gemini"]
     assert (later.chats, later.new, later.imported) == (2, 1, 2)
     assert stray.exists()
+
+
+def test_a_resumes_stray_file_followed_makes_no_chat_and_stays_at_its_start(
+    forest: Forest, tmp_path: Path
+) -> None:
+    """The stray file of a resume in a later minute holds only the session context: the
+    live mirror following it writes nothing and keeps its position at 0 (a chat file
+    without a turn yet is read again from its start), while its session's file is
+    followed to its end (the real-CLI watcher test counts the pair as caught up so)."""
+    first = _chat_file(
+        tmp_path, [META, {"$set": {"messages": [CONTEXT]}}, _user("u1", "question one", 1)]
+    )
+    stray = _chat_file(
+        tmp_path, [META, {"$set": {"messages": [CONTEXT]}}], "session-2026-03-01T10-07-abcd1234"
+    )
+    assert forest.import_followed("gemini", first).report.ok
+    assert forest.import_followed("gemini", stray).report.ok
+    kept = {Path(r.path).name: r.offset for r in forest.followed_sources()}
+    assert kept == {first.name: first.stat().st_size, stray.name: 0}
+    assert len(forest.sessions()) == 1
+    assert gemini.session_key(first) == gemini.session_key(stray) is not None
