@@ -32,6 +32,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def child(url: str) -> None:
+    import psycopg
+
     import bench_search
     import harness
     import search_data
@@ -43,15 +45,21 @@ def child(url: str) -> None:
     )
     out: dict[str, Any] = {"times": {}, "statements": {}, "shown": {}, "cpu": [0.0, 0.0]}
     sent: list[str] = []
-    with harness.index_only(), Forest.open(url, readonly=True) as forest:
+    with (
+        harness.index_only(),
+        Forest.open(url, readonly=True) as forest,
+        psycopg.connect(url, autocommit=True) as monitor,
+    ):
         db = forest._backend.db  # type: ignore[attr-defined]
         for q in queries:
             forest.search_chats(q, now=corpus.now)  # untimed, as the timed run's warm-up
-            began, client, server = time.perf_counter(), time.process_time(), _server_cpu(url)
+            server = _server_cpu(monitor)  # read outside the timed span
+            client = time.process_time()
+            began = time.perf_counter()
             result = forest.search_chats(q, now=corpus.now)
             out["times"][q] = time.perf_counter() - began
             out["cpu"][0] += time.process_time() - client
-            out["cpu"][1] += _server_cpu(url) - server
+            out["cpu"][1] += _server_cpu(monitor) - server
             sent.clear()
             db.trace(sent.append)
             try:
@@ -69,20 +77,17 @@ def child(url: str) -> None:
     json.dump(out, sys.stdout)
 
 
-def _server_cpu(url: str) -> float:
-    """CPU seconds the server processes of the store's database have used (read
-    from /proc: the server on this machine; 0 where it cannot be read). The
-    monitoring connection is opened each time, outside what is timed."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        pids = [
-            row[0]
-            for row in conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"
-            )
-        ]
+def _server_cpu(monitor: Any) -> float:
+    """CPU seconds the server processes of the store's database have used but the
+    `monitor` connection's own (read from /proc: the server on this machine; 0
+    where it cannot be read)."""
+    pids = [
+        row[0]
+        for row in monitor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+    ]
     total = 0
     for pid in pids:
         try:
