@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.backends import Backend, Capabilities, Harness, parameters
+from conformance.backends import postgres as postgres_backend
 from sessionforest import Forest
 
 LEFT_OUT = pytest.StashKey[list[str]]()
@@ -27,6 +28,17 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"needs(*capabilities): collect only for backends that have them ({flags})"
     )
     config.stash[LEFT_OUT] = []
+    if not hasattr(config, "workerinput"):
+        # Name the run's PostgreSQL databases before any xdist worker starts (they
+        # inherit the name), so the end of the run can drop what a dead worker left.
+        postgres_backend.run_prefix()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Each process drops its own database at exit; here the run drops any left over
+    (a worker killed before its exit), however the run ended."""
+    if not hasattr(config, "workerinput"):
+        postgres_backend.drop_run_databases()
 
 
 # FOREST_SEMANTIC as the run was started with (None: unset), for the `semantic` tests.
