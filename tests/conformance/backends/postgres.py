@@ -272,9 +272,9 @@ class _Pool:
     """This process's migrated stores, lent one test at a time.
 
     A store comes back (`give_back`, when its test's harness closes) and is reset
-    in one transaction: every table emptied past the guards (DELETE with the
-    session's triggers off, session_replication_role = replica), what its
-    migration recorded in forest_migrations put back, every sequence moved back
+    in one transaction: every table locked, then emptied past the guards (DELETE
+    with the session's triggers off, session_replication_role = replica), what
+    its migration recorded in forest_migrations put back, every sequence moved back
     to its start, a table that grew large or was vacuumed truncated (TRUNCATE of
     every table would cost what migrating does, ~15-40 ms a table), the column
     statistics dropped and pg_class's planner figures put back as the migration
@@ -357,6 +357,13 @@ class _Pool:
             conn.execute("SELECT set_config('session_replication_role', 'replica', true)")
             conn.execute("SELECT set_config('search_path', %s, true)", (f"{store.schema},public",))
             tables = [row[0] for row in conn.execute(_TABLES)]
+            # Every table locked first: no straggler writes between the DELETEs and the
+            # rename, and one holding any lock at all leaves the store unused.
+            conn.execute(
+                sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(
+                    sql.SQL(", ").join(map(sql.Identifier, tables))
+                )
+            )
             conn.execute(
                 sql.SQL("; ").join(
                     sql.SQL("DELETE FROM {}").format(sql.Identifier(t)) for t in tables
