@@ -19,6 +19,7 @@ tests, `harness.new_location()`).
 from __future__ import annotations
 
 import atexit
+import difflib
 import itertools
 import os
 import threading
@@ -369,6 +370,15 @@ class _Pool:
                     sql.SQL("DELETE FROM {}").format(sql.Identifier(t)) for t in tables
                 )
             )
+            large = [row[0] for row in conn.execute(_TO_TRUNCATE)]
+            if large:
+                self.truncated += len(large)
+                conn.execute(
+                    sql.SQL("TRUNCATE {} CASCADE").format(
+                        sql.SQL(", ").join(map(sql.Identifier, large))
+                    )
+                )
+            # After the TRUNCATE, which may take forest_migrations too.
             if store.recorded:
                 with conn.cursor() as cur:
                     cur.executemany(
@@ -381,14 +391,6 @@ class _Pool:
                 "SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, "
                 "start_value, false) FROM pg_sequences WHERE schemaname = current_schema()"
             )
-            large = [row[0] for row in conn.execute(_TO_TRUNCATE)]
-            if large:
-                self.truncated += len(large)
-                conn.execute(
-                    sql.SQL("TRUNCATE {} CASCADE").format(
-                        sql.SQL(", ").join(map(sql.Identifier, large))
-                    )
-                )
             conn.execute(
                 "DELETE FROM pg_statistic WHERE starelid IN "
                 "(SELECT oid FROM pg_class WHERE relnamespace = current_schema()::regnamespace)"
@@ -400,8 +402,16 @@ class _Pool:
                 )
             )
             conn.execute("SELECT set_config('search_path', %s, true)", (f"{renamed},public",))
-            if store_state(conn) != self._fresh_state[store.key]:
-                raise NotPristine("its state after the reset is not a fresh store's")
+            now, fresh = store_state(conn), self._fresh_state[store.key]
+            if now != fresh:
+                differ = [
+                    line
+                    for line in difflib.unified_diff(fresh.splitlines(), now.splitlines(), n=0)
+                    if line[:1] in "+-" and line[:3] not in ("+++", "---")
+                ]
+                raise NotPristine(
+                    "its state after the reset is not a fresh store's: " + "; ".join(differ[:6])
+                )
         store.schema = renamed
 
     def close(self) -> None:
