@@ -252,7 +252,7 @@ def _from_columns(sid: str, cols: Columns) -> tuple[list[model.Entry], list[str]
     if not reading.SUPPORTED_SCHEMA_VERSIONS.issuperset(versions):
         raise AssertionError("a version this reader cannot read")
     rows = list(zip(ids, repeat(sid, n), parents, range(first, first + n), versions, kinds,
-                    repeat(None, n), vis, created, repeat(None, n)))  # fmt: skip
+                    repeat(None, n), vis, created, repeat(None, n), strict=True))  # fmt: skip
     entries = list(map(model._new, repeat(model.Entry, n)))
     deque(map(model._set_row, entries, rows), 0)
     deque(map(model._set_payload, entries, payloads), 0)

@@ -119,6 +119,34 @@ class Entry:
         deque(map(_set_stamp, entries, repeat(_LAZY)), 0)
         return entries
 
+    @classmethod
+    def from_decoded(
+        cls,
+        ids: Sequence[str],
+        session_id: str,
+        parents: Sequence[str | None],
+        sequences: Sequence[int],
+        versions: Sequence[int],
+        kinds: Sequence[str],
+        payloads: Sequence[Any],
+        visibilities: Sequence[str],
+        created: Sequence[str],
+        stamps: Sequence[Any],
+    ) -> list[Entry]:
+        """Entries from columns whose payloads and stamps are already decoded (a path
+        chunk's, store/sqlite/chunks.py; of versions read as stored): each entry takes
+        its payload as given, so the caller hands over objects no one else holds. No
+        Python frame per entry; the rows keep no JSON text (`stored_bytes` encodes)."""
+        n = len(ids)
+        rows = zip(ids, repeat(session_id, n), parents, sequences, versions, kinds,
+                   repeat(None, n), visibilities, created, repeat(None, n),
+                   strict=True)  # fmt: skip
+        entries = list(map(_new, repeat(cls, n)))
+        deque(map(_set_row, entries, rows), 0)
+        deque(map(_set_payload, entries, payloads), 0)
+        deque(map(_set_stamp, entries, stamps), 0)
+        return entries
+
     @property
     def id(self) -> str:
         return self._row[0]  # type: ignore[no-any-return]

@@ -67,7 +67,7 @@ class Integrity(Generic[C]):
         state: str,
         lock: str | None = None,
         extra: ExtraCheck[C] | None = None,
-        forget: str | None = None,
+        forget: str | tuple[str, ...] | None = None,
     ) -> None:
         self.scan_entries = d.sql(entries.format(where=""))
         self.scan_session_entries = d.sql(entries.format(where="WHERE e.session_id = :sid"))
@@ -80,7 +80,8 @@ class Integrity(Generic[C]):
         self._state = d.sql(state)
         self._lock = d.sql(lock) if lock is not None else None
         self._extra = extra
-        self._forget = d.sql(forget) if forget is not None else None
+        forgets = (forget,) if isinstance(forget, str) else forget or ()
+        self._forget = tuple(d.sql(f) for f in forgets)
         self._recreate = d.sql(RECREATE_SESSION)
         self._first_created = d.sql(FIRST_CREATED)
         self._set_head = d.sql(UPSERT_HEAD)
@@ -173,8 +174,9 @@ class Integrity(Generic[C]):
         if actions:
             # A head row repair made or re-pointed counts the session's messages afresh.
             conn.execute(self._recount, (session_id, session_id))
-        if self._forget is not None and self._extra is not None and self._extra(conn, session_id):
-            conn.execute(self._forget, (session_id,))
+        if self._forget and self._extra is not None and self._extra(conn, session_id):
+            for forget in self._forget:
+                conn.execute(forget, (session_id,))
             actions.append(rules.FORGOT_PATH)
         report = self.scan(conn, session_id)
         unrepaired = tuple(

@@ -21,6 +21,13 @@ is declared stale (`invalidate`).
   paths.py) inside an append or a move, `imported_head` at the end of an
   imported chat. Stale: a `path_tip` that is not the head (restores and
   repair move heads without it): reads then walk.
+- Path chunks (`session_path_chunks`, chunks.py): the materialised path's
+  entries packed for a first read. An append, a move or an import notes its
+  session (`_unsealed`, memory); `seal_some` packs the noted paths, inside
+  `index_some`'s write transaction (the maintenance thread's once appends
+  pause, a search's catch-up, a writer's close). Never stale: a chunk names
+  its entries by its last, and the path to an entry never changes; a session
+  noted by a process killed before it sealed is read by rows past its chunks.
 - Each row's `parent_sequence` and the partial branch index: the row's
   INSERT (an append chains it, bulk rows look it up, rows.py). Never stale
   (entries are immutable); `check` compares it with the parent.
@@ -41,7 +48,7 @@ from typing import Any, Final
 
 from ...budget import Budgeted, MiB
 from ..base.maintenance import FULL_TEXT, VECTORS, Maintenance
-from . import paths
+from . import chunks, paths
 from .connection import transaction
 from .database import Database
 
@@ -70,6 +77,9 @@ BOUND: Final = 10_000
 # Entries the maintenance thread indexes per write transaction: a writer that
 # resumes waits for at most one chunk (~15 ms).
 CHUNK: Final = 512
+# Entries a limited `index_some` (a maintenance step) packs into path chunks at most;
+# the rest waits for the next step (a chunk of 256 costs about 1 ms to seal).
+SEAL_STEP: Final = 4096
 # The catch-up itself (search/catchup.py, with the tool-text and wrapper rules it
 # builds its SQL from) is imported where it runs: a command that only reads, and
 # an append below BOUND, never load it (a CLI call's start, issue 23).
@@ -96,6 +106,8 @@ class Derived:
         # them, an append indexes what is pending in its own transaction, which
         # bounds what a search must index before it reads.
         self._unindexed = 0
+        # Sessions whose path this process changed since it last sealed (chunks.py).
+        self._unsealed: set[str] = set()
         self._maintenance = maintenance if maintenance is not None and maintenance.enabled else None
         if self._maintenance is not None:
             self._maintenance.add(FULL_TEXT, self._index_chunk, quiet=QUIET, then=(VECTORS,))
@@ -164,6 +176,8 @@ class Derived:
         paths.extend(conn, session_id, length, below, first)
         length += added
         conn.execute(paths.APPEND_HEAD, (session_id, head, now, head, length, messages))
+        if length >= chunks.CHUNK:
+            self._unsealed.add(session_id)
         return length
 
     def moved(
@@ -180,6 +194,8 @@ class Derived:
         reached = paths.reach(conn, session_id, target, tip, head, length)
         done = target if reached is not None else None
         conn.execute(paths.MOVE_HEAD, (session_id, target, now, done, reached))
+        if reached is not None and reached >= chunks.CHUNK:
+            self._unsealed.add(session_id)
         # A move adds no entry: a watcher learns of it from session_changes (migration
         # session_changes), as of a created session or a status set.
         conn.execute(FORGET_CHANGE, (session_id,))
@@ -196,6 +212,8 @@ class Derived:
         reached = paths.reach(conn, session_id, head, tip, old, length)
         tipped = head if reached is not None else None
         conn.execute(paths.SET_HEAD, (session_id, head, updated_at, tipped, reached))
+        if reached is not None and reached >= chunks.CHUNK:
+            self._unsealed.add(session_id)
 
     def appended(self, cursor: sqlite3.Cursor, added: int, at: tuple[int, int]) -> None:
         """At the end of an append's transaction: index inline once the bound is
@@ -231,7 +249,22 @@ class Derived:
             left = catchup.catch_up(conn, limit)
             if not left:
                 self._unindexed = 0
-            return left
+            return self.seal_some(conn, None if limit is None else SEAL_STEP) or left
+
+    # --- path chunks ------------------------------------------------------------------
+
+    def seal_some(self, conn: sqlite3.Connection, limit: int | None = None) -> bool:
+        """Inside a write transaction: pack the noted sessions' paths into chunks (all,
+        or until about `limit` entries are packed); returns whether any are left."""
+        packed = 0
+        while self._unsealed and (limit is None or packed < limit):
+            packed += chunks.seal(conn, self._unsealed.pop())
+        return bool(self._unsealed)
+
+    @property
+    def unsealed(self) -> bool:
+        """Whether a session's path waits to be packed (a catch-up then writes)."""
+        return bool(self._unsealed)
 
     def _index_chunk(self) -> bool:
         return self.index_some(CHUNK)
@@ -256,7 +289,7 @@ class Derived:
             return
         with db.write_lock:
             waiting = catchup.pending(writer)
-        if waiting:
+        if waiting or self._unsealed:
             self.index_some()
 
     def catch_up(self) -> bool:
@@ -273,7 +306,7 @@ class Derived:
         if db.held() is not None:
             return False  # inside a transaction of this thread: it reads what it has
         with db.read() as conn:
-            if not catchup.pending(conn):
+            if not catchup.pending(conn) and (db.writer is None or not self._unsealed):
                 return False
         if db.writer is not None:
             self.index_some()

@@ -3,7 +3,9 @@
 Entries are keyed by id alone, so a parent's (and a head's) owner is one
 primary-key join. The materialised active paths (paths.py) and each entry's
 stored parent sequence (migrations.entry_branch_index) are checked against the
-parent links too; a repair forgets a wrong path (an entry row cannot change).
+parent links too, and the path chunks (chunks.py) against the entries and their
+links; a repair forgets a wrong path and the session's chunks (an entry row
+cannot change).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ...model import Problem
 from ...rules import integrity as rules
 from ..sql import integrity as shared
 from ..sql.dialect import SQLITE
-from . import paths
+from . import chunks, paths
 from .migrations import ADOPTION_REFUSED
 
 # The readable versions as an SQL list (bulk.py refuses to write below others).
@@ -68,7 +70,7 @@ PARENT_SEQUENCE_SESSION = PARENT_SEQUENCE.format(where="AND c.session_id = :sid"
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
     """What SQLite stores beyond the shared rows, checked against the parent links:
     the materialised paths (paths.py) and each entry's parent sequence."""
-    found = paths.problems(conn, session_id)
+    found = paths.problems(conn, session_id) + chunks.problems(conn, session_id)
     query, args = (
         (PARENT_SEQUENCE_ALL, {})
         if session_id is None
@@ -92,7 +94,7 @@ INTEGRITY = shared.Integrity(
     heads=SCAN_HEADS,
     state=SESSION_STATE,
     extra=problems,
-    forget=paths.FORGET,
+    forget=(paths.FORGET, chunks.FORGET),
 )
 
 

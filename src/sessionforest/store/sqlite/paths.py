@@ -26,14 +26,19 @@ before, the last is the head and (for a whole path) the first is a root;
 otherwise it walks. `check` compares the entries the segments name with the
 parent-link walk.
 
-`PathCache` keeps, per session, the rows of the last whole path a load read,
-by its head. Entries are immutable and a path to a given entry never changes,
+A whole-path load takes the path's first depths from its sealed chunks
+(chunks.py: one packed body per run of entries, checked the same way) when a
+catch-up made them, and reads only the rest as rows.
+
+`PathCache` keeps, per session, the rows (and chunk bodies) of the last whole
+path a load read, by its head. Entries are immutable and a path to a given entry never changes,
 so the rows stay right whatever any process writes later: a load whose head is
 the cached one reuses them; one whose head grew past it (appends by this or
 another process) reads only the new depths and checks that the first of them
 names the cached head as its parent; anything else reads the whole path. The
-rows are tuples of strings and numbers: each load still builds its own
-entries, so no caller sees another's decoded payload.
+rows are tuples of strings and numbers and the bodies bytes: each load still
+builds its own entries (a chunk's decoded again), so no caller sees another's
+decoded payload.
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ from collections import OrderedDict
 from itertools import repeat
 from typing import Any
 
-from ...model import Problem
+from ...model import Entry, Problem
 from ...rules import integrity as rules
+from ...rules import reading
+from . import chunks
 
 # Up from `target`, within the session, bounded by its entry count against a
 # corrupt cycle. FIFO recursion: rows come target first, and SQLite computes
@@ -275,15 +282,18 @@ Rows = list[tuple[Any, ...]]
 
 
 class PathCache:
-    """The rows of each session's last whole path read, by head (see the module
-    docstring), least recently used first out beyond `budget` bytes in all (a row
-    counts its payload's characters and ROW_BYTES for the rest: a path holding a
-    60 MB payload costs 60 MB of the budget, and one larger than it is not kept)."""
+    """Each session's last whole path read, by head (see the module docstring): the
+    chunk bodies it was read from (chunks.py), checked once, and the rows after
+    them; least recently used first out beyond `budget` bytes in all (a row counts
+    its payload's characters and ROW_BYTES for the rest, a chunk its body's bytes:
+    a path holding a 60 MB payload costs 60 MB of the budget, and one larger than
+    it is not kept). Each load builds its own entries from them (a chunk's are
+    decoded again), so no caller sees another's decoded payload."""
 
     def __init__(self, budget: int) -> None:
         self._budget = budget
-        # session -> (head, rows, bytes)
-        self._paths: OrderedDict[str, tuple[str, Rows, int]] = OrderedDict()
+        # session -> (head, packed or None, rows after it, bytes)
+        self._paths: OrderedDict[str, tuple[str, chunks.Packed | None, Rows, int]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
@@ -304,44 +314,75 @@ class PathCache:
             known = self._paths.get(session_id)
         return known is not None and known[0] == head
 
-    def path(self, conn: Conn, session_id: str, head: str, length: int) -> Rows | None:
-        """The rows of the materialised path of `length` ending at `head` (the
-        caller read both in this snapshot), root first; None: not to be trusted."""
+    def entries(
+        self, conn: Conn, session_id: str, head: str, length: int, low: int = 0
+    ) -> list[Entry] | None:
+        """The entries of depths `low`.. of the materialised path of `length` ending at
+        `head` (the caller read both in this snapshot), root first; None: not to be
+        trusted (the caller walks the parent links)."""
         with self._lock:
             known = self._paths.get(session_id)
             if known is not None:
                 self._paths.move_to_end(session_id)
         if known is not None:
-            tip, cached, size = known
-            if tip == head and len(cached) == length:
-                return cached
-            done = len(cached)
+            tip, packed, cached, size = known
+            done = (packed.covered if packed is not None else 0) + len(cached)
+            if tip == head and done == length:
+                return _built(session_id, packed, cached, low)
             if done < length:
                 ranges = spans(conn, session_id, length, done)
                 if ranges is not None:
-                    new = rows(conn, session_id, ranges, head, length - done, cached[-1][0])
+                    last = cached[-1][0] if cached else packed.last_id if packed else None
+                    new = rows(conn, session_id, ranges, head, length - done, last)
                     if new is not None:
-                        return self._keep(session_id, head, cached + new, size + _bytes(new))
+                        cached = cached + new
+                        self._keep(session_id, head, packed, cached, size + _bytes(new))
+                        return _built(session_id, packed, cached, low)
         ranges = spans(conn, session_id, length, 0)
         if ranges is None:
             return None
+        depths = chunks.Depths(ranges)
+        got = chunks.read(conn, session_id, depths) if depths.length == length else None
+        if got is not None:
+            packed, first = got
+            covered = packed.covered
+            tail: Rows | None = []
+            if covered < length:
+                tail = rows(conn, session_id, depths.after(covered), head, length - covered,
+                            packed.last_id)  # fmt: skip
+            elif packed.last_id != head:
+                tail = None
+            if tail is not None:
+                self._keep(session_id, head, packed, tail, packed.size + _bytes(tail))
+                return first[low:] + reading.entries_of(tail[max(0, low - covered) :])
         found = rows(conn, session_id, ranges, head, length)
         if found is None:
             return None
-        return self._keep(session_id, head, found, _bytes(found))
+        self._keep(session_id, head, None, found, _bytes(found))
+        return reading.entries_of(found[low:])
 
-    def _keep(self, session_id: str, head: str, found: Rows, size: int) -> Rows:
+    def _keep(
+        self, session_id: str, head: str, packed: chunks.Packed | None, found: Rows, size: int
+    ) -> None:
         with self._lock:
             old = self._paths.pop(session_id, None)
             if old is not None:
-                self._size -= old[2]
+                self._size -= old[3]
             if size <= self._budget:
-                self._paths[session_id] = (head, found, size)
+                self._paths[session_id] = (head, packed, found, size)
                 self._size += size
             while self._size > self._budget:
-                _, (_, _, dropped) = self._paths.popitem(last=False)
+                _, (_, _, _, dropped) = self._paths.popitem(last=False)
                 self._size -= dropped
-        return found
+
+
+def _built(session_id: str, packed: chunks.Packed | None, cached: Rows, low: int) -> list[Entry]:
+    """Fresh entries of depths `low`.. of a cached path."""
+    if packed is None:
+        return reading.entries_of(cached[low:])
+    covered = packed.covered
+    first = chunks.entries(session_id, packed, low) if low < covered else []
+    return first + reading.entries_of(cached[max(0, low - covered) :])
 
 
 # What a cached row holds beyond its payload's characters: ids, kind, times, the

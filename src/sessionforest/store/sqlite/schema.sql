@@ -3,7 +3,7 @@
 -- store and upgraded old ones against it. Do not edit by hand.
 
 PRAGMA application_id = 1397117780;
-PRAGMA user_version = 31;
+PRAGMA user_version = 32;
 
 -- migration create_sessions
 -- migration create_agent_events
@@ -36,6 +36,7 @@ PRAGMA user_version = 31;
 -- migration session_changes
 -- migration session_messages
 -- migration search_harness_output
+-- migration session_path_chunks
 
 -- table agents on agents
 CREATE TABLE agents (
@@ -541,6 +542,16 @@ CREATE TABLE session_heads (
             active_entry_id TEXT,
             updated_at TEXT NOT NULL
         , path_tip TEXT, path_length INTEGER, messages INTEGER NOT NULL DEFAULT 0);
+
+-- table session_path_chunks on session_path_chunks
+CREATE TABLE session_path_chunks (
+            session_id TEXT NOT NULL,
+            last_sequence INTEGER NOT NULL,
+            depth INTEGER NOT NULL,
+            entries INTEGER NOT NULL,
+            body BLOB NOT NULL,
+            PRIMARY KEY (session_id, last_sequence)
+        );
 
 -- table session_path_segments on session_path_segments
 CREATE TABLE session_path_segments (

@@ -280,14 +280,15 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         with self._db.read(brief=True) as conn:
             _, head, tip, length = self._head_state(conn, session_id)
             if head is not None and tip == head and length:
-                # Materialised (paths.py): ordered ranges, checked link by link; a
-                # whole path through the cache, a tail of a path not cached by itself.
+                # Materialised (paths.py): sealed chunks and ordered ranges, checked
+                # link by link; a whole path through the cache, a tail of a path not
+                # cached by itself (rows only).
                 low = 0 if limit is None else max(0, length - limit)
                 cache = self.derived.paths
                 if low == 0 or cache.holds(session_id, head):
-                    found = cache.path(conn, session_id, head, length)
+                    found = cache.entries(conn, session_id, head, length, low)
                     if found is not None:
-                        return reading.entries_of(found[low:])
+                        return found
                 else:
                     ranges = paths.spans(conn, session_id, length, low)
                     if ranges is not None:
