@@ -313,6 +313,7 @@ def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Pr
     found: list[Problem] = []
     # (session, depth) -> ids of the last entries of full chunks there.
     full: dict[tuple[str, int], set[str]] = {}
+    # Stepped, not fetched: one body in memory at a time.
     for sid, last, depth, count, body in conn.execute(query, args):
         problem = _chunk_problem(conn, sid, last, depth, count, body, full)
         if problem is not None:
