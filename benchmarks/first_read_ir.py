@@ -23,13 +23,15 @@ is a lower bound of the peer's.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 WORK = Path(__file__).parent / ".work"
-FOREST_DB = WORK / "ir-forest.db"
+# FIRST_READ_IR_DB: another file for the forest store (one per tree, for an A/B).
+FOREST_DB = Path(os.environ.get("FIRST_READ_IR_DB", WORK / "ir-forest.db"))
 PEER_DB = WORK / "ir-peer.db"
 MESSAGES = 2000
 

@@ -42,6 +42,7 @@ import orjson
 
 from ...legacy import LEGACY_KINDS
 from ...model import Entry, Problem
+from ...text import plural
 from .rows import ENTRY_COLUMNS
 
 CHUNK: Final = 256  # entries per full chunk; chunks start at its multiples
@@ -65,8 +66,6 @@ PUT = (
 )
 DROP = "DELETE FROM session_path_chunks WHERE session_id = ? AND last_sequence = ?"
 FORGET = "DELETE FROM session_path_chunks WHERE session_id = ?"
-HEAD = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
-ID_AT = "SELECT id FROM session_entries WHERE session_id = ? AND sequence = ?"
 ALL = (
     "SELECT session_id, last_sequence, depth, entries, body FROM session_path_chunks {where} "
     "ORDER BY session_id, depth, last_sequence"
@@ -224,63 +223,10 @@ def _entries(session_id: str, columns: Columns) -> list[Entry]:
     )  # fmt: skip
 
 
-# --- sealing (inside a write transaction) ----------------------------------------------
+# --- sealing (paths.seal, inside a write transaction) ----------------------------------
 
 
-def seal(conn: sqlite3.Connection | sqlite3.Cursor, session_id: str) -> int:
-    """Pack the session's materialised path up to its head into chunks (see the
-    module docstring); returns how many entries were packed (0: nothing to do, or
-    the path is not materialised, or damaged: reads then do as before)."""
-    from . import paths
-
-    head_row = conn.execute(HEAD, (session_id,)).fetchone()
-    if head_row is None:
-        return 0
-    head, tip, length = head_row
-    if tip is None or tip != head or not length or length < CHUNK:
-        return 0
-    ranges = paths.spans(conn, session_id, length, 0)
-    if ranges is None:
-        return 0
-    depths = Depths(ranges)
-    if depths.length != length:
-        return 0
-    links = chain(conn, session_id, depths)
-    covered = links[-1].depth + links[-1].entries if links else 0
-    if length - covered < SEAL_AT_LEAST:
-        return 0
-    start, replaced = covered, None
-    if links and links[-1].entries < CHUNK:
-        start, replaced = links[-1].depth, links[-1].last_sequence
-    below = None
-    if start:
-        row = conn.execute(ID_AT, (session_id, depths.sequence(start - 1))).fetchone()
-        if row is None:
-            return 0
-        below = row[0]
-    got = paths.rows(conn, session_id, depths.after(start), head, length - start, below)
-    if got is None:
-        return 0
-    packed = 0
-    for i in range(0, len(got), CHUNK):
-        piece = _sealable(got[i : i + CHUNK])
-        if not piece:
-            break
-        body = _body(piece)
-        if body is None:
-            break
-        last = piece[-1][3]
-        conn.execute(PUT, (session_id, last, start + i, len(piece), body))
-        if replaced is not None and replaced != last:
-            conn.execute(DROP, (session_id, replaced))
-        replaced = None
-        packed += len(piece)
-        if len(piece) < CHUNK:
-            break
-    return packed
-
-
-def _sealable(piece: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def sealable(piece: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The rows of `piece` before the first whose payload a read would upgrade."""
     for i, row in enumerate(piece):
         if row[4] != CURRENT_VERSION or row[5] in LEGACY_KINDS:
@@ -288,13 +234,15 @@ def _sealable(piece: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return piece
 
 
-def _body(piece: list[tuple[Any, ...]]) -> bytes | None:
+def pack(piece: list[tuple[Any, ...]]) -> bytes | None:
+    """One chunk's body of `piece` (rows in ENTRY_COLUMNS' order); None: one of its
+    payloads or stamps does not decode, or does not encode as msgpack."""
     ids, _, parents, sequences, versions, kinds, payloads, visibilities, created, stamps = zip(
         *piece, strict=True
     )
     try:
         decoded = list(map(orjson.loads, payloads))
-        decoded_stamps = [None if s is None else orjson.loads(s) for s in stamps]
+        decoded_stamps = [None if stamp is None else orjson.loads(stamp) for stamp in stamps]
         return _encode((ids, parents, sequences, versions, kinds, decoded, visibilities,
                         created, decoded_stamps))  # fmt: skip
     except (orjson.JSONDecodeError, msgspec.EncodeError, OverflowError, TypeError):
@@ -337,7 +285,8 @@ def _chunk_problem(
         return f"unreadable ({exc})"
     ids, parents, sequences, versions, kinds, payloads, visibilities, created, stamps = columns
     if depth % CHUNK or not 0 < count <= CHUNK or len(ids) != count:
-        return f"holds {len(ids)} entries, claims {count} at a depth not a multiple of {CHUNK}"
+        return (f"holds {plural(len(ids), 'entry', 'entries')}, claims {count}, at depth "
+                f"{depth} (chunks start at multiples of {CHUNK})")  # fmt: skip
     if any(len(c) != count for c in columns) or sequences[-1] != last:
         return "its columns disagree"
     if count == CHUNK:  # the chunks below it are checked on their own

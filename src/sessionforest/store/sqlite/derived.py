@@ -258,7 +258,7 @@ class Derived:
         or until about `limit` entries are packed); returns whether any are left."""
         packed = 0
         while self._unsealed and (limit is None or packed < limit):
-            packed += chunks.seal(conn, self._unsealed.pop())
+            packed += paths.seal(conn, self._unsealed.pop())
         return bool(self._unsealed)
 
     @property

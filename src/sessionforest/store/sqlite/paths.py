@@ -31,8 +31,8 @@ A whole-path load takes the path's first depths from its sealed chunks
 catch-up made them, and reads only the rest as rows.
 
 `PathCache` keeps, per session, the rows (and chunk bodies) of the last whole
-path a load read, by its head. Entries are immutable and a path to a given entry never changes,
-so the rows stay right whatever any process writes later: a load whose head is
+path a load read, by its head. Entries are immutable and a path to a given
+entry never changes, so the rows stay right whatever any process writes later: a load whose head is
 the cached one reuses them; one whose head grew past it (appends by this or
 another process) reads only the new depths and checks that the first of them
 names the cached head as its parent; anything else reads the whole path. The
@@ -147,6 +147,9 @@ WITH RECURSIVE up(id, parent, n) AS (
 )
 SELECT id FROM up
 """
+
+HEAD_PATH = "SELECT active_entry_id, path_tip, path_length FROM session_heads WHERE session_id = ?"
+ID_AT = "SELECT id FROM session_entries WHERE session_id = ? AND sequence = ?"
 
 # Forget a session's materialised path (repair; reads walk until the next write).
 FORGET = "UPDATE session_heads SET path_tip = NULL, path_length = NULL WHERE session_id = ?"
@@ -394,6 +397,58 @@ _PAYLOAD = operator.itemgetter(6)  # ENTRY_COLUMNS' payload
 def _bytes(found: Rows) -> int:
     # Whole columns at once (C loops): a 10,000-row path is counted in well under 1 ms.
     return sum(map(len, map(_PAYLOAD, found))) + ROW_BYTES * len(found)
+
+
+def seal(conn: Conn, session_id: str) -> int:
+    """Pack the session's materialised path up to its head into chunks (chunks.py),
+    inside the caller's write transaction; returns how many entries were packed
+    (0: nothing to do, or the path is not materialised, or damaged: reads then do
+    as before)."""
+    head_row = conn.execute(HEAD_PATH, (session_id,)).fetchone()
+    if head_row is None:
+        return 0
+    head, tip, length = head_row
+    if tip is None or tip != head or not length or length < chunks.CHUNK:
+        return 0
+    ranges = spans(conn, session_id, length, 0)
+    if ranges is None:
+        return 0
+    depths = chunks.Depths(ranges)
+    if depths.length != length:
+        return 0
+    links = chunks.chain(conn, session_id, depths)
+    covered = links[-1].depth + links[-1].entries if links else 0
+    if length - covered < chunks.SEAL_AT_LEAST:
+        return 0
+    start, replaced = covered, None
+    if links and links[-1].entries < chunks.CHUNK:
+        start, replaced = links[-1].depth, links[-1].last_sequence
+    below = None
+    if start:
+        row = conn.execute(ID_AT, (session_id, depths.sequence(start - 1))).fetchone()
+        if row is None:
+            return 0
+        below = row[0]
+    got = rows(conn, session_id, depths.after(start), head, length - start, below)
+    if got is None:
+        return 0
+    packed = 0
+    for i in range(0, len(got), chunks.CHUNK):
+        piece = chunks.sealable(got[i : i + chunks.CHUNK])
+        if not piece:
+            break
+        body = chunks.pack(piece)
+        if body is None:
+            break
+        last = piece[-1][3]
+        conn.execute(chunks.PUT, (session_id, last, start + i, len(piece), body))
+        if replaced is not None and replaced != last:
+            conn.execute(chunks.DROP, (session_id, replaced))
+        replaced = None
+        packed += len(piece)
+        if len(piece) < chunks.CHUNK:
+            break
+    return packed
 
 
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
