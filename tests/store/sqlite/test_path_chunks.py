@@ -165,3 +165,34 @@ def test_entries_a_read_upgrades_end_the_packed_part(forest: Forest, version: in
     assert rows(forest.path, CHUNKS) == [(0, 100, 100)]
     fresh(forest)
     assert as_json(forest.active_path(sid)) == walked(forest, sid)
+
+
+def test_a_maintenance_step_packs_a_long_path_a_few_chunks_at_a_time(forest: Forest) -> None:
+    """A step seals about SEAL_STEP entries (whole chunks, at most one past), and keeps the session
+    noted for the next (a 100,000-entry path packed in one transaction held the write
+    lock ~150 ms); step by step ends where one unlimited catch-up does."""
+    from sessionforest.store.sqlite import derived as derived_module
+
+    sid = forest.create_session("long")
+    fill(forest, sid, 700)
+    derived = forest._store.derived  # type: ignore[attr-defined]
+    db = forest._store._db  # type: ignore[attr-defined]
+    with db.write() as conn:
+        assert derived.seal_some(conn, 200) is True  # one whole chunk: past the limit
+    assert rows(forest.path, CHUNKS) == [(0, 256, 256)]
+    with db.write() as conn:
+        assert derived.seal_some(conn, 600) is False  # two more: the rest, its short tail
+    assert rows(forest.path, CHUNKS) == [(0, 256, 256), (256, 256, 512), (512, 188, 700)]
+    fresh(forest)
+    assert as_json(forest.active_path(sid)) == walked(forest, sid)
+    assert derived_module.SEAL_STEP % chunks.CHUNK == 0
+    assert forest.check().ok
+
+
+def test_depths_between_clips_the_ranges_to_a_window() -> None:
+    depths = chunks.Depths([(1, 10), (20, 29), (40, 44)])  # depths 0-9, 10-19, 20-24
+    assert depths.between(0, 25) == [(1, 10), (20, 29), (40, 44)]
+    assert depths.between(5, 15) == [(6, 10), (20, 24)]
+    assert depths.between(10, 20) == [(20, 29)]
+    assert depths.between(12, 22) == [(22, 29), (40, 41)]
+    assert depths.between(3, 4) == [(4, 4)]

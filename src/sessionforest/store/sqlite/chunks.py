@@ -117,6 +117,15 @@ class Depths:
                 found.append((a + max(0, low - start), b))
         return found
 
+    def between(self, low: int, high: int) -> list[tuple[int, int]]:
+        """The ranges holding depths low..high-1."""
+        found = []
+        for (a, b), start in zip(self.ranges, self.starts, strict=True):
+            end = start + b - a + 1
+            if end > low and start < high:
+                found.append((a + max(0, low - start), b - max(0, end - high)))
+        return found
+
 
 def chain(conn: sqlite3.Connection | sqlite3.Cursor, session_id: str, depths: Depths) -> list[Link]:
     """The chunks that hold the path's first depths, root side first (see the docstring)."""

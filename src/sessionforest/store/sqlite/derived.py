@@ -77,9 +77,12 @@ BOUND: Final = 10_000
 # Entries the maintenance thread indexes per write transaction: a writer that
 # resumes waits for at most one chunk (~15 ms).
 CHUNK: Final = 512
-# Entries a limited `index_some` (a maintenance step) packs into path chunks at most;
-# the rest waits for the next step (a chunk of 256 costs about 1 ms to seal).
-SEAL_STEP: Final = 4096
+# Entries a limited `index_some` (a maintenance step) packs into path chunks, whole
+# chunks (at most one past it), a long path too; the rest waits for the next step.
+# A chunk of 256 costs about 1 ms to seal: a writer that resumes behind a step waits
+# for its full-text chunk and ~2 ms of sealing (peers._forest_deep's slowest branch
+# append: 2.4-2.9 ms, against 45 ms when a 100,000-entry path was packed at once).
+SEAL_STEP: Final = 512
 # The catch-up itself (search/catchup.py, with the tool-text and wrapper rules it
 # builds its SQL from) is imported where it runs: a command that only reads, and
 # an append below BOUND, never load it (a CLI call's start, issue 23).
@@ -258,7 +261,11 @@ class Derived:
         or until about `limit` entries are packed); returns whether any are left."""
         packed = 0
         while self._unsealed and (limit is None or packed < limit):
-            packed += paths.seal(conn, self._unsealed.pop())
+            session_id = self._unsealed.pop()
+            done, more = paths.seal(conn, session_id, None if limit is None else limit - packed)
+            packed += done
+            if more:
+                self._unsealed.add(session_id)  # the next step packs on
         return bool(self._unsealed)
 
     @property

@@ -399,27 +399,29 @@ def _bytes(found: Rows) -> int:
     return sum(map(len, map(_PAYLOAD, found))) + ROW_BYTES * len(found)
 
 
-def seal(conn: Conn, session_id: str) -> int:
+def seal(conn: Conn, session_id: str, limit: int | None = None) -> tuple[int, bool]:
     """Pack the session's materialised path up to its head into chunks (chunks.py),
-    inside the caller's write transaction; returns how many entries were packed
-    (0: nothing to do, or the path is not materialised, or damaged: reads then do
-    as before)."""
+    inside the caller's write transaction, at most about `limit` entries of it (whole
+    chunks, at least one): a 100,000-entry path packed at once holds the write lock
+    for most of a second. Returns how many entries were packed (0: nothing to do, or
+    the path is not materialised, or damaged: reads then do as before) and whether
+    the limit left more to pack."""
     head_row = conn.execute(HEAD_PATH, (session_id,)).fetchone()
     if head_row is None:
-        return 0
+        return 0, False
     head, tip, length = head_row
     if tip is None or tip != head or not length or length < chunks.CHUNK:
-        return 0
+        return 0, False
     ranges = spans(conn, session_id, length, 0)
     if ranges is None:
-        return 0
+        return 0, False
     depths = chunks.Depths(ranges)
     if depths.length != length:
-        return 0
+        return 0, False
     links = chunks.chain(conn, session_id, depths)
     covered = links[-1].depth + links[-1].entries if links else 0
     if length - covered < chunks.SEAL_AT_LEAST:
-        return 0
+        return 0, False
     start, replaced = covered, None
     if links and links[-1].entries < chunks.CHUNK:
         start, replaced = links[-1].depth, links[-1].last_sequence
@@ -427,11 +429,21 @@ def seal(conn: Conn, session_id: str) -> int:
     if start:
         row = conn.execute(ID_AT, (session_id, depths.sequence(start - 1))).fetchone()
         if row is None:
-            return 0
+            return 0, False
         below = row[0]
-    got = rows(conn, session_id, depths.after(start), head, length - start, below)
+    # Chunks start at multiples of CHUNK (so does `start`): a cut there leaves whole ones.
+    end = length
+    if limit is not None:
+        end = min(length, start + max(chunks.CHUNK, limit - limit % chunks.CHUNK))
+    last = head
+    if end < length:
+        row = conn.execute(ID_AT, (session_id, depths.sequence(end - 1))).fetchone()
+        if row is None:
+            return 0, False
+        last = row[0]
+    got = rows(conn, session_id, depths.between(start, end), last, end - start, below)
     if got is None:
-        return 0
+        return 0, False
     packed = 0
     for i in range(0, len(got), chunks.CHUNK):
         piece = chunks.sealable(got[i : i + chunks.CHUNK])
@@ -448,7 +460,7 @@ def seal(conn: Conn, session_id: str) -> int:
         packed += len(piece)
         if len(piece) < chunks.CHUNK:
             break
-    return packed
+    return packed, end < length and packed == end - start
 
 
 def problems(conn: sqlite3.Connection, session_id: str | None = None) -> list[Problem]:
