@@ -56,7 +56,8 @@ def main() -> None:
             sid = forest.create_session("peers")
             for text in texts:
                 forest.append(sid, "user.message", peers._payload(text))
-            forest._backend.catch_up()
+            forest.maintain()  # indexed and packed, as the maintenance thread does
+            assert forest.maintenance_idle()
 
             def read() -> None:
                 [e.payload for e in forest.active_path(sid)]

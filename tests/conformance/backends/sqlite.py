@@ -162,12 +162,12 @@ class SQLiteHarness(Harness):
             yield conn
 
     def dump(self, forest: Forest, *tables: str) -> Dump:
-        # A writer indexes its appends on a thread once they pause (search/idle.py):
-        # settle that first, so two dumps differ by what the test did, not by when
-        # the thread ran.
+        # A writer indexes its appends and packs its paths on a thread once they
+        # pause (derived.py): settle both first, so two dumps differ by what the test
+        # did, not by when the thread ran.
         backend: Any = forest._backend  # type: ignore[attr-defined]
         if not forest.readonly and not backend.db._closed:
-            backend.catch_up()
+            backend.store.index_some()
         with self._conn(forest) as conn:
             names = list(tables) or [r[0] for r in conn.execute(OWNED_TABLES)]
             out: Dump = {}

@@ -30,6 +30,11 @@ def fill(forest: Forest, sid: str, n: int, parent: str | None = None) -> list[st
     return made
 
 
+def seal(forest: Forest) -> None:
+    """What the maintenance thread's steps and a writer's close do: index, then pack."""
+    forest._store.index_some()  # type: ignore[attr-defined]
+
+
 def fresh(forest: Forest) -> None:
     forest._store.derived.paths.clear()  # type: ignore[attr-defined]
 
@@ -48,7 +53,7 @@ def test_a_catch_up_packs_a_long_path_and_a_first_read_uses_it(forest: Forest) -
     sid = forest.create_session("long")
     fill(forest, sid, 600)
     assert rows(forest.path, CHUNKS) == []  # appends only note the session
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     assert rows(forest.path, CHUNKS) == [(0, 256, 256), (256, 256, 512), (512, 88, 600)]
     fresh(forest)
     got = forest.active_path(sid)
@@ -61,7 +66,7 @@ def test_a_catch_up_packs_a_long_path_and_a_first_read_uses_it(forest: Forest) -
         assert as_json(forest.active_path(sid, limit=limit)) == walked(forest, sid, limit)
     # More turns: the short chunk is rewritten with them, once enough have come.
     fill(forest, sid, 20)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     assert rows(forest.path, CHUNKS)[-1] == (512, 88, 600)  # 20 < SEAL_AT_LEAST
     assert as_json(forest.active_path(sid)) == walked(forest, sid)
     fill(forest, sid, 200)
@@ -76,9 +81,9 @@ def test_a_catch_up_packs_a_long_path_and_a_first_read_uses_it(forest: Forest) -
 def test_a_branch_reads_only_its_own_chunks(forest: Forest) -> None:
     sid = forest.create_session("branched")
     made = fill(forest, sid, 300)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     fill(forest, sid, 300, parent=made[279])  # at depth 279: the first chunk is shared
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     assert rows(forest.path, CHUNKS) == [(0, 256, 256), (256, 44, 300), (256, 256, 532),
                                          (512, 68, 600)]  # fmt: skip
     fresh(forest)
@@ -94,7 +99,7 @@ def test_check_finds_a_chunk_that_is_not_the_entries_and_repair_drops_it(
 ) -> None:
     sid = forest.create_session("tampered")
     fill(forest, sid, 300)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     with closing(sqlite3.connect(forest.path)) as conn, conn:
         (body,) = conn.execute("SELECT body FROM session_path_chunks WHERE depth = 0").fetchone()
         columns = list(msgspec.msgpack.decode(body))
@@ -116,7 +121,7 @@ def test_check_finds_a_chunk_that_is_not_the_entries_and_repair_drops_it(
 def test_a_chunk_whose_links_are_wrong_is_not_trusted(forest: Forest) -> None:
     sid = forest.create_session("relinked")
     fill(forest, sid, 300)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     with closing(sqlite3.connect(forest.path)) as conn, conn:
         (body,) = conn.execute("SELECT body FROM session_path_chunks WHERE depth = 0").fetchone()
         columns = list(msgspec.msgpack.decode(body))
@@ -137,11 +142,11 @@ def test_a_store_without_chunks_and_a_short_path_read_as_before(
 ) -> None:
     sid = forest.create_session("short")
     fill(forest, sid, chunks.CHUNK - 1)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     assert rows(forest.path, CHUNKS) == []  # shorter than a chunk: never packed
     long = forest.create_session("long")
     fill(forest, long, 300)
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     with closing(sqlite3.connect(forest.path)) as conn, conn:
         conn.execute("DELETE FROM session_path_chunks")  # as a store before the migration
     fresh(forest)
@@ -161,7 +166,7 @@ def test_entries_a_read_upgrades_end_the_packed_part(forest: Forest, version: in
             (version, made[100]),
         )
     forest._store.derived._unsealed.add(sid)  # type: ignore[attr-defined]
-    forest._backend.catch_up()  # type: ignore[attr-defined]
+    seal(forest)
     assert rows(forest.path, CHUNKS) == [(0, 100, 100)]
     fresh(forest)
     assert as_json(forest.active_path(sid)) == walked(forest, sid)
@@ -196,3 +201,16 @@ def test_depths_between_clips_the_ranges_to_a_window() -> None:
     assert depths.between(10, 20) == [(20, 29)]
     assert depths.between(12, 22) == [(22, 29), (40, 41)]
     assert depths.between(3, 4) == [(4, 4)]
+
+
+def test_a_searchs_catch_up_indexes_but_packs_nothing(tmp_path: Path) -> None:
+    """A search needs the index, not the chunks: its catch-up leaves the paths to the
+    maintenance thread and a writer's close (a search after a long import would pack
+    the whole import)."""
+    with Forest.open(tmp_path / "s.db", background_index=False) as forest:
+        sid = forest.create_session("long")
+        fill(forest, sid, 300)
+        assert forest.search_session_entries(sid, "m299")  # indexed by its catch-up
+        assert rows(forest.path, CHUNKS) == []
+        seal(forest)
+        assert rows(forest.path, CHUNKS) == [(0, 256, 256), (256, 44, 300)]

@@ -20,9 +20,10 @@ every payload read in 1.9 ms against 4.4 ms by rows).
   only after checking, as for rows, that each entry's parent is the one before,
   the first is a root and the sequences are the segments'; otherwise it reads
   rows.
-- Sealed off the append's path: an append only notes its session; the store's
-  catch-up (a search's, the maintenance thread's once appends pause, a
-  writer's close) seals the noted sessions' paths, rewriting the last short
+- Sealed off the append's path: an append only notes its session; the
+  maintenance thread's steps once appends pause (SEAL_STEP entries each) and a
+  writer's close seal the noted sessions' paths (a search's catch-up does
+  not: it needs the index only), rewriting the last short
   chunk with the entries after it. A path shorter than CHUNK is never packed
   (its rows are read fast enough), nor are entries whose payload a read
   upgrades (schema version 1, legacy kinds): a chunk ends before the first.

@@ -24,8 +24,8 @@ is declared stale (`invalidate`).
 - Path chunks (`session_path_chunks`, chunks.py): the materialised path's
   entries packed for a first read. An append, a move or an import notes its
   session (`_unsealed`, memory); `seal_some` packs the noted paths, inside
-  `index_some`'s write transaction (the maintenance thread's once appends
-  pause, a search's catch-up, a writer's close). Never stale: a chunk names
+  `index_some`'s write transaction (the maintenance thread's steps once
+  appends pause, a writer's close; not a search's catch-up). Never stale: a chunk names
   its entries by its last, and the path to an entry never changes; a session
   noted by a process killed before it sealed is read by rows past its chunks.
 - Each row's `parent_sequence` and the partial branch index: the row's
@@ -243,15 +243,19 @@ class Derived:
 
         catchup.catch_up(conn)
 
-    def index_some(self, limit: int | None = None) -> bool:
-        """Index pending entries (all, or about `limit`) in one write transaction;
-        returns whether any are left (search/catchup.py)."""
+    def index_some(self, limit: int | None = None, *, seal: bool = True) -> bool:
+        """Index pending entries (all, or about `limit`) in one write transaction and,
+        with `seal` (the maintenance thread's steps, a writer's close), pack the noted
+        paths into chunks (all, or SEAL_STEP entries); returns whether any are left
+        (search/catchup.py)."""
         from .search import catchup
 
         with self._db.write() as conn:
             left = catchup.catch_up(conn, limit)
             if not left:
                 self._unindexed = 0
+            if not seal:
+                return left
             return self.seal_some(conn, None if limit is None else SEAL_STEP) or left
 
     # --- path chunks ------------------------------------------------------------------
@@ -313,10 +317,12 @@ class Derived:
         if db.held() is not None:
             return False  # inside a transaction of this thread: it reads what it has
         with db.read() as conn:
-            if not catchup.pending(conn) and (db.writer is None or not self._unsealed):
+            if not catchup.pending(conn):
                 return False
         if db.writer is not None:
-            self.index_some()
+            # A search needs the index, not the chunks: the maintenance thread and a
+            # writer's close pack the paths (a search after a long import would).
+            self.index_some(seal=False)
             return True
         writer = db.index_writer()
         if writer is None:
