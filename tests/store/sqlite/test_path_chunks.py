@@ -118,6 +118,25 @@ def test_check_finds_a_chunk_that_is_not_the_entries_and_repair_drops_it(
     assert as_json(forest.active_path(sid)) == walked(forest, sid)
 
 
+def test_check_finds_a_chunk_value_of_another_type(forest: Forest) -> None:
+    """A stamp's 4 packed as 4.0 (equal in Python) is a chunk that is not the entries."""
+    sid = forest.create_session("retyped")
+    fill(forest, sid, 300)
+    seal(forest)
+    with closing(sqlite3.connect(forest.path)) as conn, conn:
+        (body,) = conn.execute("SELECT body FROM session_path_chunks WHERE depth = 0").fetchone()
+        columns = list(msgspec.msgpack.decode(body))
+        assert columns[8][4] == {"i": 4}
+        columns[8][4] = {"i": 4.0}
+        conn.execute(
+            "UPDATE session_path_chunks SET body = ? WHERE depth = 0",
+            (msgspec.msgpack.encode(columns),),
+        )
+    problems = forest.check().problems
+    assert [p.code for p in problems] == ["path-mismatch"]
+    assert "payload or stamp differs" in problems[0].detail
+
+
 def test_a_chunk_whose_links_are_wrong_is_not_trusted(forest: Forest) -> None:
     sid = forest.create_session("relinked")
     fill(forest, sid, 300)

@@ -310,11 +310,13 @@ def _chunk_problem(
             row[0], row[2], row[4], row[5], row[7], row[8]
         ):  # fmt: skip
             return f"entry {row[0]} differs from its row"
+        # Compared encoded, not by ==: 1, 1.0 and true are equal in Python, not in
+        # what a read hands out.
         try:
-            same = orjson.loads(row[6]) == payloads[i] and (
-                (None if row[9] is None else orjson.loads(row[9])) == stamps[i]
+            same = _encode(orjson.loads(row[6])) == _encode(payloads[i]) and (
+                _encode(None if row[9] is None else orjson.loads(row[9])) == _encode(stamps[i])
             )
-        except orjson.JSONDecodeError:
+        except (orjson.JSONDecodeError, msgspec.EncodeError, OverflowError, TypeError):
             same = False
         if not same:
             return f"entry {row[0]}'s payload or stamp differs from its row"
